@@ -1,0 +1,40 @@
+# The README's two commands, as a thin wrapper over CMake:
+#   make run    install what is missing, build, run the default suite on a local coordinator + worker
+#   make test   install what is missing, build, run every test this machine can run
+BUILD_DIR ?= build
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKBENCH_CUDA=AUTO
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build run test test-gpu bundle clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	@scripts/run-local.sh $(BUILD_DIR)
+
+# GPU tests run too when a GPU is visible; on a machine without one they are excluded.
+test: build
+	@if scripts/have-gpu.sh; then \
+	  ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2; \
+	else \
+	  echo "make test: no GPU visible; running every test but those labelled gpu"; \
+	  ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2 -LE gpu; \
+	fi
+
+test-gpu: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu
+
+bundle: build
+	deploy/bundle.sh $(BUILD_DIR) $(BUILD_DIR)/kbench-bundle
+
+clean:
+	rm -rf $(BUILD_DIR)

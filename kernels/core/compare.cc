@@ -1,0 +1,53 @@
+#include "core/compare.h"
+
+#include <cmath>
+
+namespace kbench::kernels {
+
+CompareResult Compare(std::span<const double> out, std::span<const double> ref, Tolerance tol) {
+  CompareResult r;
+  double diff2 = 0, ref2 = 0;
+  const size_t n = std::min(out.size(), ref.size());
+  if (out.size() != ref.size()) {
+    r.passed = false;
+    r.mismatches = static_cast<int64_t>(std::max(out.size(), ref.size()) - n);
+    r.first_mismatch = static_cast<int64_t>(n);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const double o = out[i], e = ref[i];
+    const bool ref_finite = std::isfinite(e);
+    if (!std::isfinite(o)) {
+      if (ref_finite || std::isnan(o) != std::isnan(e) || o != e) {
+        ++r.non_finite;
+        ++r.mismatches;
+        if (r.first_mismatch < 0) r.first_mismatch = static_cast<int64_t>(i);
+      }
+      continue;
+    }
+    const double abs_err = std::fabs(o - e);
+    const double rel_err = e != 0 ? abs_err / std::fabs(e) : (abs_err == 0 ? 0 : INFINITY);
+    if (abs_err > r.max_abs_error) r.max_abs_error = abs_err;
+    if (rel_err > r.max_rel_error && std::isfinite(rel_err)) r.max_rel_error = rel_err;
+    diff2 += abs_err * abs_err;
+    ref2 += e * e;
+    if (!(abs_err <= tol.atol + tol.rtol * std::fabs(e))) {
+      ++r.mismatches;
+      if (r.first_mismatch < 0) r.first_mismatch = static_cast<int64_t>(i);
+    }
+  }
+  r.rel_l2_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  r.passed = r.passed && r.mismatches == 0 && r.non_finite == 0;
+  return r;
+}
+
+void Merge(CompareResult& a, const CompareResult& b) {
+  a.passed = a.passed && b.passed;
+  a.max_abs_error = std::max(a.max_abs_error, b.max_abs_error);
+  a.max_rel_error = std::max(a.max_rel_error, b.max_rel_error);
+  a.rel_l2_error = std::max(a.rel_l2_error, b.rel_l2_error);
+  a.mismatches += b.mismatches;
+  a.non_finite += b.non_finite;
+  if (a.first_mismatch < 0) a.first_mismatch = b.first_mismatch;
+}
+
+}  // namespace kbench::kernels

@@ -1,0 +1,126 @@
+// The op model: a problem space (named dims, dtypes, presets), a cost model, a CPU reference, a
+// tolerance per dtype, and the variants that implement it. Knows nothing of gRPC or protobuf.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace kbench::kernels {
+
+// A concrete problem: the op's dims in the op's order, a dtype, flags.
+struct Problem {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  Dtype dtype = Dtype::kUnspecified;
+  std::vector<std::string> flags;
+
+  // Value of a named dim; -1 when absent.
+  int64_t dim(std::string_view name) const;
+  bool has_flag(std::string_view flag) const;
+  // "8192x4096 bf16"
+  std::string label() const;
+};
+
+// A tensor the op reads or writes; its shape is a list of the problem's dim names.
+struct TensorSpec {
+  std::string name;
+  std::vector<std::string> dims;
+  bool is_output = false;
+  Dtype fixed_dtype = Dtype::kUnspecified;  // kUnspecified: the problem's dtype.
+  double init_lo = -1.0, init_hi = 1.0;     // Range of the seeded uniform inputs.
+
+  int64_t numel(const Problem& p) const;
+  Dtype dtype(const Problem& p) const { return fixed_dtype == Dtype::kUnspecified ? p.dtype : fixed_dtype; }
+};
+
+// A buffer bound to a TensorSpec: host memory for CPU variants, device memory for CUDA variants.
+struct Tensor {
+  void* data = nullptr;
+  int64_t numel = 0;
+  Dtype dtype = Dtype::kUnspecified;
+};
+
+// The fewest bytes the problem must move (each input read once, each output written once) and its FLOPs.
+struct Cost {
+  double bytes = 0;
+  double flops = 0;
+};
+
+// |out - ref| <= atol + rtol * |ref| elementwise.
+struct Tolerance {
+  double rtol = 1e-5;
+  double atol = 1e-6;
+};
+
+// One CUDA kernel a variant launches, for the resource report (registers, shared memory, occupancy).
+struct LaunchInfo {
+  std::string kernel_name;
+  const void* func = nullptr;  // The __global__ function's host stub.
+  int block_threads = 0;
+  int64_t dynamic_shared_bytes = 0;
+};
+
+// One implementation of an op. Exactly one of run_cpu / run_cuda is set, by backend.
+struct Variant {
+  std::string name;
+  std::string description;  // What this rung teaches.
+  Backend backend = Backend::kCpu;
+  std::vector<Dtype> dtypes;
+  int min_compute_capability = 0;  // e.g. 90 for sm_90a-only code.
+  bool is_baseline = false;
+  // Why this variant cannot run the problem; empty when it can.
+  std::function<std::string(const Problem&)> skip_reason;
+  // Tensors are in the op's tensor order (inputs then outputs).
+  std::function<void(const Problem&, std::span<const Tensor>)> run_cpu;
+  // Launches on the given cudaStream_t; returns a cudaError_t (0 on success).
+  std::function<int(const Problem&, std::span<const Tensor>, void* stream)> run_cuda;
+  std::function<std::vector<LaunchInfo>(const Problem&)> launches;
+
+  bool supports(Dtype d) const;
+};
+
+struct Preset {
+  std::string name;
+  std::vector<Problem> problems;  // dtype kUnspecified: run for each requested dtype.
+};
+
+struct OpDef {
+  std::string name;
+  std::string description;
+  std::vector<std::string> dims;
+  std::vector<Dtype> dtypes;
+  std::vector<std::string> flags;
+  std::vector<TensorSpec> tensors;  // Inputs first, then outputs.
+  std::vector<Preset> presets;
+  int64_t max_dim = int64_t{1} << 31;
+  std::function<Cost(const Problem&)> cost;
+  // CPU reference in double on the same (rounded) inputs. inputs: host tensors of the input specs,
+  // in order; outputs: one vector per output spec, sized numel.
+  std::function<void(const Problem&, std::span<const Tensor> inputs, std::vector<std::vector<double>>& outputs)>
+      reference;
+  std::function<Tolerance(Dtype)> tolerance;
+  // Op-specific constraints beyond the dims' ranges; empty when the problem is valid.
+  std::function<std::string(const Problem&)> validate;
+  std::vector<Variant> variants;
+
+  const Variant* find_variant(std::string_view name) const;
+  const Preset* find_preset(std::string_view name) const;
+  std::vector<const TensorSpec*> inputs() const;
+  std::vector<const TensorSpec*> outputs() const;
+};
+
+// Makes a problem from dim values in the op's order.
+Problem MakeProblem(const OpDef& op, std::vector<int64_t> values, Dtype dtype = Dtype::kUnspecified,
+                    std::vector<std::string> flags = {});
+
+// The usual tolerances of DESIGN section 4, for elementwise ops and for reductions.
+Tolerance ElementwiseTolerance(Dtype d);
+Tolerance ReductionTolerance(Dtype d);
+
+}  // namespace kbench::kernels

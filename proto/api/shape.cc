@@ -1,0 +1,65 @@
+#include "api/shape.h"
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace kbench::api {
+namespace {
+
+absl::StatusOr<int64_t> ParseDimValue(absl::string_view text, absl::string_view whole) {
+  int64_t v = 0;
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty() || !absl::SimpleAtoi(text, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed shape '", whole, "': '", text,
+                                                   "' is not an integer (or it overflows 64 bits)"));
+  }
+  return v;
+}
+
+bool IsName(absl::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Problem> ParseShape(absl::string_view text) {
+  v1::Problem p;
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  if (t.empty()) return absl::InvalidArgumentError("malformed shape '': empty");
+  if (t.find('=') != absl::string_view::npos) {
+    for (absl::string_view part : absl::StrSplit(t, ',')) {
+      std::vector<absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+      absl::string_view name = kv.size() == 2 ? absl::StripAsciiWhitespace(kv[0]) : "";
+      if (kv.size() != 2 || !IsName(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "malformed shape '", text, "': expected NAME=VALUE[,NAME=VALUE...] or AxBxC, got '", part, "'"));
+      }
+      for (const auto& d : p.dims())
+        if (d.name() == name)
+          return absl::InvalidArgumentError(absl::StrCat("malformed shape '", text, "': dim '", name, "' given twice"));
+      auto v = ParseDimValue(kv[1], text);
+      if (!v.ok()) return v.status();
+      v1::Dim* d = p.add_dims();
+      d->set_name(std::string(name));
+      d->set_value(*v);
+    }
+    return p;
+  }
+  for (absl::string_view part : absl::StrSplit(t, absl::ByAnyChar("xX*"))) {
+    auto v = ParseDimValue(part, text);
+    if (!v.ok()) return v.status();
+    p.add_dims()->set_value(*v);
+  }
+  return p;
+}
+
+}  // namespace kbench::api

@@ -1,0 +1,232 @@
+#include "api/validate.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/names.h"
+
+namespace kbench::api {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+template <typename T>
+std::string NamesOf(const T& items) {
+  return absl::StrJoin(items, ", ", [](std::string* out, const auto& x) { out->append(x.name()); });
+}
+
+std::vector<v1::Dtype> DtypesFor(const v1::OpInfo& op, const v1::JobSpec& spec) {
+  std::vector<v1::Dtype> out;
+  const auto& src = spec.dtypes().empty() ? op.dtypes() : spec.dtypes();
+  for (int d : src) out.push_back(static_cast<v1::Dtype>(d));
+  return out;
+}
+
+}  // namespace
+
+int64_t DtypeBytes(v1::Dtype d) {
+  switch (d) {
+    case v1::DTYPE_F32:
+    case v1::DTYPE_TF32: return 4;
+    case v1::DTYPE_BF16:
+    case v1::DTYPE_F16: return 2;
+    case v1::DTYPE_FP8_E4M3: return 1;
+    default: return 0;
+  }
+}
+
+absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
+  if (spec.op().empty()) return Invalid("spec.op", "required (e.g. rmsnorm)");
+  if (spec.variants_size() > kMaxVariantsPerJob)
+    return Invalid("spec.variants", absl::StrCat("at most ", kMaxVariantsPerJob, " variants"));
+  std::set<std::string> seen;
+  for (int i = 0; i < spec.variants_size(); ++i) {
+    const std::string field = absl::StrCat("spec.variants[", i, "]");
+    if (spec.variants(i).empty()) return Invalid(field, "empty variant name");
+    if (!seen.insert(spec.variants(i)).second)
+      return Invalid(field, absl::StrCat("variant '", spec.variants(i), "' given twice"));
+  }
+  if (spec.problems_size() > kMaxProblemsPerJob)
+    return Invalid("spec.problems", absl::StrCat("at most ", kMaxProblemsPerJob, " problems"));
+  for (int i = 0; i < spec.problems_size(); ++i) {
+    const auto& ps = spec.problems(i);
+    const std::string field = absl::StrCat("spec.problems[", i, "]");
+    if (ps.source_case() == v1::ProblemSpec::SOURCE_NOT_SET) return Invalid(field, "neither a preset nor a shape");
+    if (ps.has_preset()) {
+      if (ps.preset().empty()) return Invalid(field + ".preset", "empty preset name");
+      continue;
+    }
+    const auto& shape = ps.shape();
+    if (shape.dims().empty()) return Invalid(field + ".shape", "no dimensions");
+    if (shape.dims_size() > kMaxDimsPerProblem)
+      return Invalid(field + ".shape", absl::StrCat("at most ", kMaxDimsPerProblem, " dimensions"));
+    const bool named = !shape.dims(0).name().empty();
+    for (int j = 0; j < shape.dims_size(); ++j) {
+      const auto& d = shape.dims(j);
+      const std::string df = absl::StrCat(field, ".shape.dims[", j, "]", d.name().empty() ? "" : " (" + d.name() + ")");
+      if (named != !d.name().empty()) return Invalid(df, "mix of named and positional dimensions");
+      if (d.value() < 1) return Invalid(df, absl::StrCat("must be >= 1, got ", d.value()));
+    }
+  }
+  for (int i = 0; i < spec.dtypes_size(); ++i)
+    if (spec.dtypes(i) == v1::DTYPE_UNSPECIFIED)
+      return Invalid(absl::StrCat("spec.dtypes[", i, "]"), "unspecified dtype");
+  const auto& s = spec.settings();
+  if (s.noise_target() < 0 || s.noise_target() >= 1)
+    return Invalid("spec.settings.noise_target", absl::StrCat("must be in [0, 1), got ", s.noise_target()));
+  if (s.min_samples() < 0 || s.min_samples() > kMaxSamples)
+    return Invalid("spec.settings.min_samples", absl::StrCat("must be in [0, ", kMaxSamples, "]"));
+  if (s.max_samples() < 0 || s.max_samples() > kMaxSamples)
+    return Invalid("spec.settings.max_samples", absl::StrCat("must be in [0, ", kMaxSamples, "]"));
+  if (s.max_samples() > 0 && s.min_samples() > s.max_samples())
+    return Invalid("spec.settings.min_samples", "greater than max_samples");
+  for (auto [name, v] : {std::pair{"warmup_ns", s.warmup_ns()}, {"min_time_ns", s.min_time_ns()},
+                         {"max_time_ns", s.max_time_ns()}, {"timeout_ns", s.timeout_ns()}}) {
+    if (v < 0 || v > kMaxTimePerProblemNs)
+      return Invalid(absl::StrCat("spec.settings.", name), absl::StrCat("must be in [0, 1 h], got ", v));
+  }
+  if (s.correctness_trials() < 0 || s.correctness_trials() > 100)
+    return Invalid("spec.settings.correctness_trials", "must be in [0, 100]");
+  if (s.hot_batch() < 0 || s.hot_batch() > 100000) return Invalid("spec.settings.hot_batch", "must be in [0, 100000]");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& problem) {
+  int64_t total = 0;
+  for (const auto& t : op.tensors()) {
+    int64_t elems = 1;
+    for (const auto& dn : t.dims()) {
+      auto it = std::find_if(problem.dims().begin(), problem.dims().end(),
+                             [&](const v1::Dim& d) { return d.name() == dn; });
+      if (it == problem.dims().end())
+        return absl::InvalidArgumentError(absl::StrCat("problem lacks dimension '", dn, "'"));
+      if (__builtin_mul_overflow(elems, it->value(), &elems))
+        return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name(), "' overflows 64-bit element count"));
+    }
+    const v1::Dtype dt = t.fixed_dtype() != v1::DTYPE_UNSPECIFIED ? t.fixed_dtype() : problem.dtype();
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(elems, std::max<int64_t>(DtypeBytes(dt), 1), &bytes) ||
+        __builtin_add_overflow(total, bytes, &total))
+      return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name(), "' overflows 64-bit byte count"));
+  }
+  return total;
+}
+
+absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec) {
+  for (int i = 0; i < spec->variants_size(); ++i) {
+    const auto& name = spec->variants(i);
+    if (std::none_of(op.variants().begin(), op.variants().end(), [&](const auto& v) { return v.name() == name; }))
+      return Invalid(absl::StrCat("spec.variants[", i, "]"), absl::StrCat("unknown variant '", name, "' of op '",
+                                                                          op.name(), "' (known: ", NamesOf(op.variants()), ")"));
+  }
+  auto supported = [&](v1::Dtype d) { return std::find(op.dtypes().begin(), op.dtypes().end(), d) != op.dtypes().end(); };
+  const std::string known_dtypes = absl::StrJoin(op.dtypes(), ", ", [](std::string* o, int d) {
+    o->append(DtypeName(static_cast<v1::Dtype>(d)));
+  });
+  for (int i = 0; i < spec->dtypes_size(); ++i)
+    if (!supported(spec->dtypes(i)))
+      return Invalid(absl::StrCat("spec.dtypes[", i, "]"), absl::StrCat("op '", op.name(), "' does not support dtype ",
+                                                                        DtypeName(spec->dtypes(i)), " (supported: ", known_dtypes, ")"));
+  for (int i = 0; i < spec->problems_size(); ++i) {
+    auto* ps = spec->mutable_problems(i);
+    const std::string field = absl::StrCat("spec.problems[", i, "]");
+    if (ps->has_preset()) {
+      if (std::none_of(op.presets().begin(), op.presets().end(), [&](const auto& p) { return p.name() == ps->preset(); }))
+        return Invalid(field + ".preset", absl::StrCat("unknown preset '", ps->preset(), "' of op '", op.name(),
+                                                       "' (known: ", NamesOf(op.presets()), ")"));
+      continue;
+    }
+    v1::Problem* shape = ps->mutable_shape();
+    if (shape->dims_size() != op.dims_size())
+      return Invalid(field + ".shape", absl::StrCat("op '", op.name(), "' has ", op.dims_size(), " dimensions (",
+                                                    absl::StrJoin(op.dims(), ","), "), got ", shape->dims_size()));
+    v1::Problem ordered = *shape;
+    ordered.clear_dims();
+    const bool named = !shape->dims(0).name().empty();
+    for (int j = 0; j < op.dims_size(); ++j) {
+      const std::string& dn = op.dims(j);
+      int64_t value = 0;
+      if (named) {
+        auto it = std::find_if(shape->dims().begin(), shape->dims().end(), [&](const v1::Dim& d) { return d.name() == dn; });
+        if (it == shape->dims().end())
+          return Invalid(field + ".shape", absl::StrCat("missing dimension '", dn, "' (op '", op.name(), "' has ",
+                                                        absl::StrJoin(op.dims(), ","), ")"));
+        value = it->value();
+      } else {
+        value = shape->dims(j).value();
+      }
+      if (op.max_dim_value() > 0 && value > op.max_dim_value())
+        return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"),
+                       absl::StrCat("must be <= ", op.max_dim_value(), ", got ", value));
+      v1::Dim* d = ordered.add_dims();
+      d->set_name(dn);
+      d->set_value(value);
+    }
+    if (ordered.dtype() != v1::DTYPE_UNSPECIFIED && !supported(ordered.dtype()))
+      return Invalid(field + ".shape.dtype", absl::StrCat("op '", op.name(), "' does not support dtype ",
+                                                          DtypeName(ordered.dtype()), " (supported: ", known_dtypes, ")"));
+    for (const auto& f : ordered.flags())
+      if (std::find(op.flags().begin(), op.flags().end(), f) == op.flags().end())
+        return Invalid(field + ".shape.flags", absl::StrCat("unknown flag '", f, "' of op '", op.name(), "'"));
+    *shape = ordered;
+  }
+  // Memory: every concrete problem must fit on the largest matching device.
+  for (const v1::Problem& p : ExpandProblems(op, *spec)) {
+    auto bytes = FootprintBytes(op, p);
+    if (!bytes.ok()) return Invalid("spec.problems", absl::StrCat(ProblemLabel(p), ": ", bytes.status().message()));
+    if (max_memory_bytes > 0 && *bytes > max_memory_bytes)
+      return Invalid("spec.problems", absl::StrCat(ProblemLabel(p), " needs ", *bytes,
+                                                   " bytes, more than the largest matching device's ", max_memory_bytes));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<v1::Problem> ExpandProblems(const v1::OpInfo& op, const v1::JobSpec& spec) {
+  std::vector<v1::Problem> out;
+  const std::vector<v1::Dtype> dtypes = DtypesFor(op, spec);
+  auto expand = [&](const v1::Problem& p) {
+    if (p.dtype() != v1::DTYPE_UNSPECIFIED) {
+      if (spec.dtypes().empty() || std::find(dtypes.begin(), dtypes.end(), p.dtype()) != dtypes.end()) out.push_back(p);
+      return;
+    }
+    for (v1::Dtype d : dtypes) {
+      v1::Problem q = p;
+      q.set_dtype(d);
+      out.push_back(q);
+    }
+  };
+  auto expand_preset = [&](const std::string& name) {
+    for (const auto& pr : op.presets())
+      if (pr.name() == name)
+        for (v1::Problem p : pr.problems()) {
+          p.set_preset(name);
+          expand(p);
+        }
+  };
+  if (spec.problems().empty()) {
+    bool has_small = std::any_of(op.presets().begin(), op.presets().end(), [](const auto& p) { return p.name() == "small"; });
+    if (has_small) expand_preset("small");
+    else if (!op.presets().empty()) expand_preset(op.presets(0).name());
+  }
+  for (const auto& ps : spec.problems()) {
+    if (ps.has_preset()) expand_preset(ps.preset());
+    else expand(ps.shape());
+  }
+  return out;
+}
+
+std::vector<const v1::VariantInfo*> SelectVariants(const v1::OpInfo& op, const v1::JobSpec& spec) {
+  std::vector<const v1::VariantInfo*> out;
+  for (const auto& v : op.variants())
+    if (spec.variants().empty() ||
+        std::find(spec.variants().begin(), spec.variants().end(), v.name()) != spec.variants().end())
+      out.push_back(&v);
+  return out;
+}
+
+}  // namespace kbench::api

@@ -1,0 +1,41 @@
+// Request validation shared by coordinator and worker. Every error is INVALID_ARGUMENT and names
+// the offending field ("spec.problems[1].shape.dims[0]: ...").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kbench/v1/catalog.pb.h"
+#include "kbench/v1/job.pb.h"
+
+namespace kbench::api {
+
+// Limits that do not depend on the op.
+inline constexpr int kMaxVariantsPerJob = 256;
+inline constexpr int kMaxProblemsPerJob = 256;
+inline constexpr int kMaxDimsPerProblem = 8;
+inline constexpr int64_t kMaxSamples = 1'000'000;
+inline constexpr int64_t kMaxTimePerProblemNs = 3'600'000'000'000;  // 1 hour
+
+int64_t DtypeBytes(v1::Dtype d);
+
+// Checks what needs no catalog: op named, settings in range, shapes well-formed.
+absl::Status ValidateSpecStructure(const v1::JobSpec& spec);
+
+// Bytes the problem's tensors occupy, from the op's tensor list; errors on overflow or missing dims.
+absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& problem);
+
+// Checks the spec against an op of the catalog and completes it: positional dims get the op's names
+// and are put in the op's order. max_memory_bytes: the most memory a matching device has (0: skip).
+absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec);
+
+// Expands a resolved spec's problems (presets and shapes) x dtypes into concrete problems, in order.
+// Shapes carry their own dtype when set; otherwise they run for each requested dtype.
+std::vector<v1::Problem> ExpandProblems(const v1::OpInfo& op, const v1::JobSpec& spec);
+
+// The variants a spec selects, in catalog order (all when the spec names none).
+std::vector<const v1::VariantInfo*> SelectVariants(const v1::OpInfo& op, const v1::JobSpec& spec);
+
+}  // namespace kbench::api

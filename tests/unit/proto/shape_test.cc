@@ -1,0 +1,46 @@
+#include "api/shape.h"
+
+#include "gtest/gtest.h"
+
+namespace kbench::api {
+namespace {
+
+TEST(ParseShape, Named) {
+  auto p = ParseShape("M=1, N=4096,K=14336");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->dims_size(), 3);
+  EXPECT_EQ(p->dims(0).name(), "M");
+  EXPECT_EQ(p->dims(0).value(), 1);
+  EXPECT_EQ(p->dims(2).name(), "K");
+  EXPECT_EQ(p->dims(2).value(), 14336);
+}
+
+TEST(ParseShape, Positional) {
+  auto p = ParseShape("8192x4096");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->dims_size(), 2);
+  EXPECT_TRUE(p->dims(0).name().empty());
+  EXPECT_EQ(p->dims(0).value(), 8192);
+  EXPECT_EQ(p->dims(1).value(), 4096);
+}
+
+TEST(ParseShape, RejectsMalformed) {
+  for (const char* bad : {"", "abc", "8192x", "x4096", "M=", "=4", "M=4,M=5", "M=4;N=5", "4096x99999999999999999999",
+                          "1M=4", "M=4.5"}) {
+    auto p = ParseShape(bad);
+    EXPECT_FALSE(p.ok()) << bad;
+    if (!p.ok()) {
+      EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+      EXPECT_NE(p.status().message().find("malformed shape"), absl::string_view::npos) << p.status();
+    }
+  }
+}
+
+TEST(ParseShape, NegativeParsesButValidationRejects) {
+  auto p = ParseShape("M=-3,N=2");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->dims(0).value(), -3);
+}
+
+}  // namespace
+}  // namespace kbench::api

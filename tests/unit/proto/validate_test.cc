@@ -1,0 +1,135 @@
+#include "api/validate.h"
+
+#include "api/shape.h"
+#include "gtest/gtest.h"
+
+namespace kbench::api {
+namespace {
+
+v1::OpInfo RmsnormInfo() {
+  v1::OpInfo op;
+  op.set_name("rmsnorm");
+  op.add_dims("rows");
+  op.add_dims("cols");
+  op.add_dtypes(v1::DTYPE_F32);
+  op.add_dtypes(v1::DTYPE_BF16);
+  op.set_max_dim_value(int64_t{1} << 31);
+  auto* x = op.add_tensors();
+  x->set_name("x");
+  x->add_dims("rows");
+  x->add_dims("cols");
+  auto* w = op.add_tensors();
+  w->set_name("weight");
+  w->add_dims("cols");
+  auto* out = op.add_tensors();
+  out->set_name("out");
+  out->add_dims("rows");
+  out->add_dims("cols");
+  out->set_is_output(true);
+  op.add_variants()->set_name("cpu_naive");
+  op.add_variants()->set_name("cpu_blocked");
+  auto* small = op.add_presets();
+  small->set_name("small");
+  auto* p = small->add_problems();
+  auto* d = p->add_dims();
+  d->set_name("rows");
+  d->set_value(64);
+  d = p->add_dims();
+  d->set_name("cols");
+  d->set_value(1024);
+  return op;
+}
+
+v1::JobSpec SpecWithShape(const std::string& shape) {
+  v1::JobSpec spec;
+  spec.set_op("rmsnorm");
+  *spec.add_problems()->mutable_shape() = *ParseShape(shape);
+  return spec;
+}
+
+void ExpectInvalid(const absl::Status& s, absl::string_view field) {
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find(field), absl::string_view::npos) << "expected field '" << field << "' in: " << s;
+}
+
+TEST(Validate, StructureNamesTheField) {
+  v1::JobSpec spec;
+  ExpectInvalid(ValidateSpecStructure(spec), "spec.op");
+  ExpectInvalid(ValidateSpecStructure(SpecWithShape("rows=0,cols=4")), "spec.problems[0].shape.dims[0] (rows)");
+  ExpectInvalid(ValidateSpecStructure(SpecWithShape("rows=4,cols=-4")), "spec.problems[0].shape.dims[1] (cols)");
+  spec = SpecWithShape("4x4");
+  spec.mutable_settings()->set_noise_target(2);
+  ExpectInvalid(ValidateSpecStructure(spec), "spec.settings.noise_target");
+  spec = SpecWithShape("4x4");
+  spec.add_variants("a");
+  spec.add_variants("a");
+  ExpectInvalid(ValidateSpecStructure(spec), "spec.variants[1]");
+  EXPECT_TRUE(ValidateSpecStructure(SpecWithShape("rows=4,cols=4")).ok());
+}
+
+TEST(Validate, ResolveNamesPositionalDimsAndReorders) {
+  auto op = RmsnormInfo();
+  auto spec = SpecWithShape("8x16");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(spec.problems(0).shape().dims(0).name(), "rows");
+  EXPECT_EQ(spec.problems(0).shape().dims(1).value(), 16);
+  spec = SpecWithShape("cols=16,rows=8");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(spec.problems(0).shape().dims(0).name(), "rows");
+  EXPECT_EQ(spec.problems(0).shape().dims(0).value(), 8);
+}
+
+TEST(Validate, ResolveRejectsUnknowns) {
+  auto op = RmsnormInfo();
+  auto spec = SpecWithShape("8x16");
+  spec.add_variants("cuda_magic");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.variants[0]");
+  spec = SpecWithShape("8x16");
+  spec.add_dtypes(v1::DTYPE_FP8_E4M3);
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.dtypes[0]");
+  spec = SpecWithShape("8x16x2");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape");
+  spec = SpecWithShape("rows=8,depth=3");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "missing dimension 'cols'");
+  spec.clear_problems();
+  spec.add_problems()->set_preset("huge");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].preset");
+  spec = SpecWithShape("8x4294967296");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[1] (cols)");
+}
+
+TEST(Validate, MemoryLimitAndOverflow) {
+  auto op = RmsnormInfo();
+  auto spec = SpecWithShape("1024x1024");
+  spec.add_dtypes(v1::DTYPE_F32);
+  // x and out: 2 * 4 MiB, weight 4 KiB.
+  EXPECT_TRUE(ResolveAgainstOp(op, 9 << 20, &spec).ok());
+  spec = SpecWithShape("1024x1024");
+  spec.add_dtypes(v1::DTYPE_F32);
+  ExpectInvalid(ResolveAgainstOp(op, 8 << 20, &spec), "needs 8392704 bytes");
+  op.set_max_dim_value(0);
+  spec = SpecWithShape("4611686018427387904x4");
+  ExpectInvalid(ResolveAgainstOp(op, 1 << 30, &spec), "overflows");
+}
+
+TEST(Validate, ExpandPresetsTimesDtypes) {
+  auto op = RmsnormInfo();
+  v1::JobSpec spec;
+  spec.set_op("rmsnorm");
+  auto problems = ExpandProblems(op, spec);  // default: the small preset, every dtype
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].dtype(), v1::DTYPE_F32);
+  EXPECT_EQ(problems[1].dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(problems[0].preset(), "small");
+  spec.add_dtypes(v1::DTYPE_BF16);
+  auto s = SpecWithShape("rows=2,cols=3");
+  s.add_dtypes(v1::DTYPE_BF16);
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &s).ok());
+  problems = ExpandProblems(op, s);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].dims(1).value(), 3);
+  EXPECT_EQ(SelectVariants(op, s).size(), 2u);
+}
+
+}  // namespace
+}  // namespace kbench::api
