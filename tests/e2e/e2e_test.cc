@@ -1,0 +1,188 @@
+// End to end: the real coordinator, CPU workers and client on loopback (port 0), SQLite in a temp dir.
+#include <signal.h>
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "api/channel.h"
+#include "cluster.h"
+#include "gtest/gtest.h"
+
+namespace kbench::e2e {
+namespace {
+
+using std::chrono::seconds;
+
+bool Finished(const v1::Job& j) {
+  return j.state() == v1::SUCCEEDED || j.state() == v1::FAILED || j.state() == v1::CANCELLED_JOB;
+}
+bool Running(const v1::Job& j) { return j.state() == v1::RUNNING; }
+
+std::string SubmitNoWait(Cluster& c, std::vector<std::string> args) {
+  args.insert(args.begin(), "submit");
+  auto r = c.Client(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::string(absl::StripAsciiWhitespace(r.out));
+}
+
+v1::ListJobsResponse ListJobs(Cluster& c) {
+  v1::ListJobsRequest req;
+  req.set_limit(100);
+  v1::ListJobsResponse resp;
+  auto ctx = api::MakeContext({c.address(), ""});
+  EXPECT_TRUE(c.stub().ListJobs(ctx.get(), req, &resp).ok());
+  return resp;
+}
+
+TEST(EndToEnd, ResultsAreCorrectAndMatchTheCostModel) {
+  Cluster c;
+  c.StartCoordinator();
+  c.StartWorker("a");
+  const std::string id = SubmitNoWait(c, {"--op", "rmsnorm", "--shape", "rows=64,cols=1000", "--dtype", "bf16,f32",
+                                          "--max-time-ms", "300", "--label", "branch=main"});
+  ASSERT_FALSE(id.empty());
+  v1::Job job = c.WaitForJob(id, Finished, seconds(120));
+  ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
+  auto res = c.Results(id);
+  ASSERT_GE(res.results_size(), 4);  // >= 2 variants x 2 dtypes
+  std::set<int> indices;
+  for (const auto& r : res.results()) {
+    SCOPED_TRACE(r.variant() + " " + r.problem().DebugString());
+    indices.insert(r.index());
+    ASSERT_EQ(r.status(), v1::OK) << r.status_message();
+    EXPECT_TRUE(r.correctness().passed());
+    EXPECT_GE(r.correctness().trials(), 1);
+    EXPECT_EQ(r.labels().at("branch"), "main");
+    const auto& t = r.timing();
+    EXPECT_GE(t.count(), 10);
+    EXPECT_EQ(t.samples_ns_size(), t.count());
+    EXPECT_GT(t.median_ns(), 0);
+    EXPECT_LE(t.min_ns(), t.median_ns());
+    EXPECT_LE(t.median_ns(), t.max_ns());
+    const double s = r.problem().dtype() == v1::DTYPE_BF16 ? 2 : 4;
+    // Cost model: x read once, weight read once, out written once.
+    EXPECT_DOUBLE_EQ(r.roofline().bytes(), (2.0 * 64 * 1000 + 1000) * s);
+    EXPECT_NEAR(r.roofline().achieved_bytes_per_second(), r.roofline().bytes() / (t.median_ns() * 1e-9),
+                1e-6 * r.roofline().achieved_bytes_per_second());
+    ASSERT_GE(r.roofline().ceilings_size(), 1);
+    EXPECT_EQ(r.roofline().ceilings(0).source(), "calibrated");
+    EXPECT_GT(r.roofline().ceilings(0).bandwidth_bytes_per_second(), 0);
+    EXPECT_NE(r.roofline().bound_class(), v1::BOUND_CLASS_UNSPECIFIED);
+    EXPECT_EQ(r.worker_id(), c.worker_id(0));
+  }
+  EXPECT_EQ(indices.size(), static_cast<size_t>(res.results_size()));
+
+  auto csv = c.Client({"results", id, "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> lines = absl::StrSplit(absl::StripTrailingAsciiWhitespace(csv.out), '\n');
+  EXPECT_EQ(lines.size(), static_cast<size_t>(res.results_size()) + 1);
+
+  // The waiting submit prints the table and exits 0 when everything is correct.
+  auto waited = c.Client({"submit", "--op", "vector_add", "--preset", "small", "--dtype", "f32", "--max-time-ms", "200",
+                          "--wait"});
+  ASSERT_EQ(waited.exit_code, 0) << waited.err << waited.out;
+  EXPECT_NE(waited.out.find("vector_add"), std::string::npos) << waited.out;
+  EXPECT_NE(waited.out.find("cpu_naive"), std::string::npos) << waited.out;
+}
+
+TEST(EndToEnd, BadInputIsRejectedNamingTheFieldAndNothingIsStored) {
+  Cluster c;
+  c.StartCoordinator();
+  c.StartWorker("a");
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{"--op", "nope"}, "unknown op 'nope'"},
+      {{"--op", "rmsnorm", "--variant", "bogus"}, "spec.variants[0]"},
+      {{"--op", "rmsnorm", "--dtype", "int7"}, "int7"},
+      {{"--op", "rmsnorm", "--shape", "abc"}, "malformed shape"},
+      {{"--op", "rmsnorm", "--shape", "rows=0,cols=4"}, "must be >= 1"},
+      {{"--op", "rmsnorm", "--shape", "rows=-5,cols=4"}, "must be >= 1"},
+      {{"--op", "rmsnorm", "--shape", "rows=4,cols=4,depth=2"}, "spec.problems[0].shape"},
+      {{"--op", "rmsnorm", "--shape", "99999999999999999999x4"}, "malformed shape"},
+      {{"--op", "gemm", "--shape", "M=2000000000,N=2000000000,K=2"}, "needs"},
+      {{"--op", "rmsnorm", "--preset", "gigantic"}, "spec.problems[0].preset"},
+  };
+  for (const auto& tc : cases) {
+    std::vector<std::string> args = {"submit"};
+    args.insert(args.end(), tc.args.begin(), tc.args.end());
+    auto r = c.Client(args);
+    EXPECT_EQ(r.exit_code, 2) << tc.args.back() << "\n" << r.err;
+    EXPECT_NE((r.err + r.out).find(tc.expect), std::string::npos)
+        << "expected '" << tc.expect << "' in: " << r.err << r.out;
+  }
+  EXPECT_EQ(ListJobs(c).jobs_size(), 0);
+}
+
+TEST(EndToEnd, KilledWorkerLosesTheLeaseAndAnotherWorkerCompletesTheJob) {
+  Cluster c;
+  c.StartCoordinator({"--lease-ttl-ms", "2000"});
+  c.StartWorker("a");
+  // Four results of at least 1.5 s each: long enough to kill the worker in the middle.
+  const std::string id = SubmitNoWait(c, {"--op", "gemm", "--shape", "M=48,N=48,K=48", "--dtype", "f32,bf16",
+                                          "--min-time-ms", "1500", "--max-time-ms", "1500"});
+  v1::Job job = c.WaitForJob(id, Running, seconds(60));
+  ASSERT_EQ(job.state(), v1::RUNNING);
+  ASSERT_EQ(job.worker_id(), c.worker_id(0));
+  c.worker(0).Signal(SIGKILL);
+  c.worker(0).Wait();
+  c.StartWorker("b");
+  job = c.WaitForJob(id, Finished, seconds(180));
+  ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
+  EXPECT_EQ(job.worker_id(), c.worker_id(1));
+  EXPECT_EQ(job.attempts(), 2);
+  auto res = c.Results(id);
+  ASSERT_EQ(res.results_size(), 4 * (res.results_size() / 4));
+  ASSERT_GE(res.results_size(), 4);
+  std::set<int> indices;
+  for (const auto& r : res.results()) {
+    indices.insert(r.index());
+    EXPECT_EQ(r.worker_id(), c.worker_id(1));
+    EXPECT_EQ(r.attempt(), 2);
+    EXPECT_EQ(r.status(), v1::OK) << r.status_message();
+  }
+  EXPECT_EQ(indices.size(), static_cast<size_t>(res.results_size())) << "duplicated results";
+  EXPECT_EQ(*indices.begin(), 0);
+  EXPECT_EQ(*indices.rbegin(), res.results_size() - 1);
+}
+
+TEST(EndToEnd, CoordinatorRestartLosesNoJobAndDuplicatesNone) {
+  Cluster c;
+  c.StartCoordinator();
+  c.StartWorker("a");
+  c.worker(0).Signal(SIGTERM);
+  c.worker(0).Wait();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(SubmitNoWait(c, {"--op", "vector_add", "--shape", "N=" + std::to_string(1000 + i), "--dtype", "f32",
+                                   "--max-time-ms", "200", "--idempotency-key", "key-" + std::to_string(i)}));
+  ASSERT_EQ(ListJobs(c).jobs_size(), 3);
+  c.coordinator().Signal(SIGKILL);
+  c.coordinator().Wait();
+
+  c.StartCoordinator();
+  auto jobs = ListJobs(c);
+  ASSERT_EQ(jobs.jobs_size(), 3);
+  for (const auto& j : jobs.jobs()) EXPECT_EQ(j.state(), v1::QUEUED);
+  // The same idempotency key after the restart names the same job.
+  EXPECT_EQ(SubmitNoWait(c, {"--op", "vector_add", "--shape", "N=1001", "--dtype", "f32", "--idempotency-key", "key-1"}),
+            ids[1]);
+  c.StartWorker("b");
+  for (const auto& id : ids) {
+    v1::Job job = c.WaitForJob(id, Finished, seconds(120));
+    EXPECT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
+    EXPECT_EQ(job.attempts(), 1);
+    auto res = c.Results(id);
+    std::set<std::string> seen;
+    for (const auto& r : res.results()) EXPECT_TRUE(seen.insert(r.variant()).second) << "duplicate " << r.variant();
+    EXPECT_GE(res.results_size(), 2);
+  }
+  EXPECT_EQ(ListJobs(c).jobs_size(), 3);
+}
+
+}  // namespace
+}  // namespace kbench::e2e
