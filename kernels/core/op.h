@@ -105,6 +105,9 @@ struct OpDef {
   std::function<void(const Problem&, std::span<const Tensor> inputs, std::vector<std::vector<double>>& outputs)>
       reference;
   std::function<Tolerance(Dtype)> tolerance;
+  // Optional: a tolerance that depends on the problem, not only on its dtype (a sum over N terms has
+  // a rounding error that grows with N). When set, correctness checks use it instead of `tolerance`.
+  std::function<Tolerance(const Problem&)> problem_tolerance;
   // Op-specific constraints beyond the dims' ranges; empty when the problem is valid.
   std::function<std::string(const Problem&)> validate;
   std::vector<Variant> variants;
