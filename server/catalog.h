@@ -1,0 +1,16 @@
+// The fleet's kernel catalog: the union of what registered workers advertise.
+#pragma once
+
+#include <vector>
+
+#include "kbench/v1/catalog.pb.h"
+#include "kbench/v1/worker.pb.h"
+
+namespace kbench::server {
+
+// Union of ops by name, sorted by name. For an op several workers have, the first worker's copy gives
+// its description, dims, tensors and limits; variants, presets, dtypes and flags are united by name
+// (first seen wins), keeping the order in which they were first seen.
+std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& workers);
+
+}  // namespace kbench::server

@@ -1,0 +1,107 @@
+// The coordinator's logic, free of gRPC: validation of submissions against the fleet's catalog, the
+// job lifecycle (queue, lease, progress, completion, expiry, cancellation) and the worker registry.
+// The gRPC service (coordinator_service.h) only converts messages and statuses around these calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kbench/v1/catalog.pb.h"
+#include "kbench/v1/coordinator.pb.h"
+#include "kbench/v1/job.pb.h"
+#include "kbench/v1/result.pb.h"
+#include "server/clock.h"
+#include "server/observer.h"
+#include "server/store.h"
+
+namespace kbench::server {
+
+struct CoordinatorConfig {
+  std::chrono::milliseconds lease_ttl{30'000};          // A lease lives this long past its last report.
+  int max_attempts = 3;                                  // Leases granted before an expiring job FAILS.
+  std::chrono::milliseconds worker_lost_after{15'000};   // A worker without heartbeat this long is "lost".
+  std::chrono::milliseconds heartbeat_interval{2'000};   // Told to workers at registration.
+};
+
+struct SubmitOutcome {
+  std::string job_id;
+  bool deduplicated = false;  // The idempotency key matched an earlier job.
+};
+
+struct LeaseOutcome {
+  bool granted = false;
+  v1::Job job;
+  std::string lease_id;
+  int64_t lease_expires_unix_ms = 0;
+};
+
+struct ProgressOutcome {
+  int64_t lease_expires_unix_ms = 0;
+  bool cancelled = false;
+};
+
+struct RegisterOutcome {
+  std::string worker_id;
+  int64_t heartbeat_interval_ms = 0;
+};
+
+struct JobResults {
+  v1::Job job;
+  std::vector<v1::Result> results;  // Ordered by index.
+};
+
+class Coordinator {
+ public:
+  // store, clock and observer must outlive the coordinator; observer may be null. Thread-safe.
+  Coordinator(CoordinatorConfig config, Store* store, const Clock* clock, CoordinatorObserver* observer = nullptr);
+
+  const CoordinatorConfig& config() const { return config_; }
+
+  // User side.
+  // Validates the spec (structure, then against the catalog of the workers its selector admits),
+  // resolves it and stores it QUEUED. Nothing is stored on error.
+  absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, absl::string_view idempotency_key);
+  absl::StatusOr<v1::Job> GetJob(absl::string_view job_id);
+  // limit <= 0: 50; capped at 1000. Newest first.
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state);
+  absl::StatusOr<v1::Job> CancelJob(absl::string_view job_id);
+  absl::StatusOr<JobResults> GetResults(absl::string_view job_id, bool include_samples);
+  absl::StatusOr<std::vector<v1::WorkerStatus>> ListWorkers();
+  // op empty: every op; NOT_FOUND for an op no worker has.
+  absl::StatusOr<std::vector<v1::OpInfo>> ListKernels(absl::string_view op);
+
+  // Worker side.
+  // Keeps info.worker_id when it names a registered worker; otherwise assigns "w-<random>".
+  absl::StatusOr<RegisterOutcome> RegisterWorker(v1::WorkerInfo info);
+  // Returns the ids of cancelled jobs the worker still holds.
+  absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id);
+  // Requeues expired leases first, then grants the oldest queued job the worker can run, if any.
+  absl::StatusOr<LeaseOutcome> LeaseJob(absl::string_view worker_id);
+  absl::StatusOr<ProgressOutcome> ReportProgress(absl::string_view lease_id, const v1::Progress* progress,
+                                                 const std::vector<v1::Result>& results);
+  absl::StatusOr<v1::Job> CompleteJob(absl::string_view lease_id, bool failed, absl::string_view error);
+
+  // Housekeeping, run periodically by the Reaper (and directly by tests).
+  // Releases expired leases: jobs go back to the queue or FAIL after max_attempts.
+  absl::StatusOr<std::vector<Transition>> RequeueExpired();
+  // Counts the queue and the fleet and hands the counts to the observer.
+  absl::Status PublishSnapshot();
+
+ private:
+  // "idle", "busy" or "lost", from the heartbeat's age.
+  std::string WorkerState(const WorkerRecord& w, int64_t now_ms) const;
+  // ran: the job was RUNNING when it finished, so its last attempt's duration is meaningful.
+  void ObserveFinished(const v1::Job& job, bool ran);
+
+  const CoordinatorConfig config_;
+  Store* const store_;
+  const Clock* const clock_;
+  CoordinatorObserver* const observer_;
+};
+
+}  // namespace kbench::server

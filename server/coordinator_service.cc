@@ -1,0 +1,149 @@
+// CoordinatorService: proto in, Coordinator call, proto out. No logic lives here.
+#include "server/coordinator_service.h"
+
+#include <utility>
+
+#include "api/channel.h"
+
+namespace kbench::server {
+
+using api::ToGrpc;
+
+template <typename Body>
+grpc::Status CoordinatorService::Gated(Body body) {
+  if (gate_ == nullptr) return body();
+  RequestGate::Pass pass = gate_->Enter();
+  if (!pass) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator is shutting down; retry");
+  return body();
+}
+
+grpc::Status CoordinatorService::Submit(grpc::ServerContext*, const v1::SubmitRequest* req, v1::SubmitResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<SubmitOutcome> r = coordinator_->Submit(req->spec(), req->idempotency_key());
+    if (!r.ok()) return ToGrpc(r.status());
+    resp->set_job_id(r->job_id);
+    resp->set_deduplicated(r->deduplicated);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) {
+  return Gated([&] {
+    absl::StatusOr<v1::Job> r = coordinator_->GetJob(req->job_id());
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+                                          v1::ListJobsResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<v1::Job>> r = coordinator_->ListJobs(req->limit(), req->state());
+    if (!r.ok()) return ToGrpc(r.status());
+    for (v1::Job& j : *r) *resp->add_jobs() = std::move(j);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+                                           v1::CancelJobResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<v1::Job> r = coordinator_->CancelJob(req->job_id());
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp->mutable_job() = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::GetResults(grpc::ServerContext*, const v1::GetResultsRequest* req,
+                                            v1::GetResultsResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<JobResults> r = coordinator_->GetResults(req->job_id(), req->include_samples());
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp->mutable_job() = std::move(r->job);
+    for (v1::Result& x : r->results) *resp->add_results() = std::move(x);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+                                             v1::ListWorkersResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<v1::WorkerStatus>> r = coordinator_->ListWorkers();
+    if (!r.ok()) return ToGrpc(r.status());
+    for (v1::WorkerStatus& w : *r) *resp->add_workers() = std::move(w);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ListKernels(grpc::ServerContext*, const v1::ListKernelsRequest* req,
+                                             v1::ListKernelsResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<v1::OpInfo>> r = coordinator_->ListKernels(req->op());
+    if (!r.ok()) return ToGrpc(r.status());
+    for (v1::OpInfo& op : *r) *resp->add_ops() = std::move(op);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
+                                                v1::RegisterWorkerResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<RegisterOutcome> r = coordinator_->RegisterWorker(req->info());
+    if (!r.ok()) return ToGrpc(r.status());
+    resp->set_worker_id(r->worker_id);
+    resp->set_heartbeat_interval_ms(r->heartbeat_interval_ms);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+                                           v1::HeartbeatResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<std::string>> r = coordinator_->Heartbeat(req->worker_id());
+    if (!r.ok()) return ToGrpc(r.status());
+    for (std::string& id : *r) resp->add_cancelled_job_ids(std::move(id));
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req,
+                                          v1::LeaseJobResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<LeaseOutcome> r = coordinator_->LeaseJob(req->worker_id());
+    if (!r.ok()) return ToGrpc(r.status());
+    resp->set_granted(r->granted);
+    if (r->granted) {
+      *resp->mutable_job() = std::move(r->job);
+      resp->set_lease_id(r->lease_id);
+      resp->set_lease_expires_unix_ms(r->lease_expires_unix_ms);
+    }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext*, const v1::ReportProgressRequest* req,
+                                                v1::ReportProgressResponse* resp) {
+  return Gated([&] {
+    std::vector<v1::Result> results(req->results().begin(), req->results().end());
+    absl::StatusOr<ProgressOutcome> r =
+        coordinator_->ReportProgress(req->lease_id(), req->has_progress() ? &req->progress() : nullptr, results);
+    if (!r.ok()) return ToGrpc(r.status());
+    resp->set_lease_expires_unix_ms(r->lease_expires_unix_ms);
+    resp->set_cancelled(r->cancelled);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest* req,
+                                             v1::CompleteJobResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<v1::Job> r = coordinator_->CompleteJob(req->lease_id(), req->failed(), req->error());
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp->mutable_job() = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+}  // namespace kbench::server

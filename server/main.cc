@@ -1,0 +1,187 @@
+// kbench-coordinator: parses flags, opens the store, serves the Coordinator gRPC service and the
+// Prometheus metrics, runs the lease reaper, and shuts down cleanly on SIGTERM or SIGINT.
+// On start it prints exactly two lines to stdout (tests read the bound ports from them):
+//   kbench-coordinator listening on <host>:<port>
+//   kbench-coordinator metrics on <host>:<port>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pthread.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "api/channel.h"
+#include "grpcpp/grpcpp.h"
+#include "server/cli_args.h"
+#include "server/clock.h"
+#include "server/coordinator.h"
+#include "server/coordinator_service.h"
+#include "server/metrics.h"
+#include "server/reaper.h"
+#include "server/request_gate.h"
+#include "server/sqlite_store.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address host:port to serve on; port 0 picks a free port");
+ABSL_FLAG(std::string, db, "./kbench.db", "SQLite database file, created when missing");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:0",
+          "Prometheus /metrics address host:port; port 0 picks a free port; empty disables metrics");
+ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "A job lease expires this long after the worker's last report");
+ABSL_FLAG(int32_t, max_attempts, 3, "Leases a job may be granted before an expired lease fails it");
+ABSL_FLAG(int64_t, worker_lost_after_ms, 15000, "A worker without a heartbeat for this long is shown as lost");
+ABSL_FLAG(int64_t, heartbeat_interval_ms, 2000, "How often workers are told to heartbeat");
+
+namespace kbench::server {
+namespace {
+
+constexpr char kProgram[] = "kbench-coordinator";
+constexpr std::chrono::milliseconds kReapPeriod{1000};
+constexpr std::chrono::seconds kShutdownGrace{5};
+
+// The flags --help lists, in order.
+const std::vector<std::string>& OwnFlags() {
+  static const auto* names = new std::vector<std::string>{
+      "listen", "db", "metrics_listen", "lease_ttl_ms", "max_attempts", "worker_lost_after_ms", "heartbeat_interval_ms"};
+  return *names;
+}
+
+struct ServerOptions {
+  std::string listen;
+  std::string db;
+  std::string metrics_listen;
+  CoordinatorConfig coordinator;
+};
+
+absl::Status Check(bool ok, absl::string_view message) {
+  return ok ? absl::OkStatus() : absl::InvalidArgumentError(message);
+}
+
+// Flag values -> options; a message naming the flag when one is out of range.
+absl::StatusOr<ServerOptions> OptionsFromFlags() {
+  ServerOptions o;
+  o.listen = absl::GetFlag(FLAGS_listen);
+  o.db = absl::GetFlag(FLAGS_db);
+  o.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  o.coordinator.lease_ttl = std::chrono::milliseconds(absl::GetFlag(FLAGS_lease_ttl_ms));
+  o.coordinator.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  o.coordinator.worker_lost_after = std::chrono::milliseconds(absl::GetFlag(FLAGS_worker_lost_after_ms));
+  o.coordinator.heartbeat_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
+  for (absl::Status s : {
+           Check(o.listen.find(':') != std::string::npos, "--listen: expected host:port"),
+           Check(o.metrics_listen.empty() || o.metrics_listen.find(':') != std::string::npos,
+                 "--metrics-listen: expected host:port, or empty to disable"),
+           Check(!o.db.empty(), "--db: required"),
+           Check(o.coordinator.lease_ttl.count() > 0, "--lease-ttl-ms: must be > 0"),
+           Check(o.coordinator.max_attempts >= 1, "--max-attempts: must be >= 1"),
+           Check(o.coordinator.worker_lost_after.count() > 0, "--worker-lost-after-ms: must be > 0"),
+           Check(o.coordinator.heartbeat_interval.count() > 0, "--heartbeat-interval-ms: must be > 0"),
+       }) {
+    if (!s.ok()) return s;
+  }
+  return o;
+}
+
+std::string HostOf(const std::string& address) { return address.substr(0, address.rfind(':')); }
+
+int Serve(const ServerOptions& options, const sigset_t& stop_signals) {
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(options.db);
+  if (!store.ok()) {
+    std::cerr << kProgram << ": cannot open database " << options.db << ": " << store.status().message() << "\n";
+    return 1;
+  }
+  SystemClock clock;
+  Metrics metrics;
+  Coordinator coordinator(options.coordinator, store->get(), &clock, &metrics);
+
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!options.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> m = MetricsServer::Start(options.metrics_listen, metrics.registry());
+    if (!m.ok()) {
+      std::cerr << kProgram << ": " << m.status().message() << "\n";
+      return 1;
+    }
+    metrics_server = *std::move(m);
+  }
+
+  RequestGate gate;
+  CoordinatorService service(&coordinator, &gate);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    std::cerr << kProgram << ": cannot listen on " << options.listen << "\n";
+    return 1;
+  }
+
+  Reaper reaper(
+      [&coordinator] {
+        if (auto r = coordinator.RequeueExpired(); !r.ok())
+          std::cerr << kProgram << ": requeue: " << r.status().message() << "\n";
+        if (absl::Status s = coordinator.PublishSnapshot(); !s.ok())
+          std::cerr << kProgram << ": metrics snapshot: " << s.message() << "\n";
+      },
+      kReapPeriod);
+  reaper.Start();
+
+  std::cout << kProgram << " listening on " << HostOf(options.listen) << ":" << port << "\n";
+  if (metrics_server != nullptr)
+    std::cout << kProgram << " metrics on " << HostOf(options.metrics_listen) << ":" << metrics_server->port() << "\n";
+  std::cout.flush();
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  std::cerr << kProgram << ": signal " << signal << ", shutting down\n";
+  // Let the requests in progress finish, then stop at once: nothing is left to wait for, and gRPC
+  // would otherwise hold on to idle client connections until the deadline.
+  if (!gate.CloseAndDrain(absl::FromChrono(kShutdownGrace)))
+    std::cerr << kProgram << ": requests still running after " << kShutdownGrace.count() << " s; cancelling them\n";
+  server->Shutdown(std::chrono::system_clock::now());
+  server->Wait();
+  reaper.Stop();
+  metrics_server.reset();
+  // The store closes when it goes out of scope, after everything that uses it has stopped.
+  return 0;
+}
+
+}  // namespace
+}  // namespace kbench::server
+
+int main(int argc, char** argv) {
+  using namespace kbench::server;
+  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  if (WantsHelp(args)) {
+    std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.", OwnFlags());
+    return 0;
+  }
+  if (absl::Status s = CheckArgs(args); !s.ok()) {
+    std::cerr << kProgram << ": " << s.message() << " (see --help)\n";
+    return 2;
+  }
+  std::vector<char*> normalized;
+  for (std::string& a : args) normalized.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(normalized.size()), normalized.data());
+  absl::StatusOr<ServerOptions> options = OptionsFromFlags();
+  if (!options.ok()) {
+    std::cerr << kProgram << ": " << options.status().message() << " (see --help)\n";
+    return 2;
+  }
+  // Block the stop signals in every thread (gRPC's and the exposer's inherit the mask); the main
+  // thread takes them synchronously with sigwait and shuts down in order.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return Serve(*options, stop_signals);
+}

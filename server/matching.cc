@@ -1,0 +1,50 @@
+// Selector matching. Empty selector fields match anything.
+#include "server/matching.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace kbench::server {
+
+bool DeviceMatches(const v1::GpuSelector& selector, const v1::DeviceInfo& device) {
+  if (selector.backend() != v1::BACKEND_UNSPECIFIED && selector.backend() != device.backend()) return false;
+  if (!selector.model().empty() &&
+      !absl::StrContains(absl::AsciiStrToLower(device.name()), absl::AsciiStrToLower(selector.model())))
+    return false;
+  const int cc = device.compute_capability_major() * 10 + device.compute_capability_minor();
+  return cc >= selector.min_compute_capability();
+}
+
+bool WorkerMatches(const v1::GpuSelector& selector, const v1::WorkerInfo& worker) {
+  for (const auto& [key, value] : selector.labels()) {
+    auto it = worker.labels().find(key);
+    if (it == worker.labels().end() || it->second != value) return false;
+  }
+  return std::any_of(worker.devices().begin(), worker.devices().end(),
+                     [&](const v1::DeviceInfo& d) { return DeviceMatches(selector, d); });
+}
+
+int64_t MaxMatchingMemoryBytes(const v1::GpuSelector& selector, const std::vector<const v1::WorkerInfo*>& workers) {
+  int64_t best = 0;
+  for (const v1::WorkerInfo* w : workers) {
+    if (!WorkerMatches(selector, *w)) continue;
+    for (const auto& d : w->devices())
+      if (DeviceMatches(selector, d)) best = std::max(best, d.memory_bytes());
+  }
+  return best;
+}
+
+bool WorkerCanRun(const v1::WorkerInfo& worker, const v1::JobSpec& spec) {
+  if (!WorkerMatches(spec.selector(), worker)) return false;
+  auto op = std::find_if(worker.catalog().begin(), worker.catalog().end(),
+                         [&](const v1::OpInfo& o) { return o.name() == spec.op(); });
+  if (op == worker.catalog().end()) return false;
+  return std::all_of(spec.variants().begin(), spec.variants().end(), [&](const std::string& name) {
+    return std::any_of(op->variants().begin(), op->variants().end(),
+                       [&](const v1::VariantInfo& v) { return v.name() == name; });
+  });
+}
+
+}  // namespace kbench::server

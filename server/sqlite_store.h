@@ -1,0 +1,69 @@
+// The Store on SQLite: one file in WAL mode (":memory:" for a throwaway store), one connection
+// guarded by a mutex. Every mutation is a BEGIN IMMEDIATE transaction with synchronous=FULL, so a
+// job is on disk before Submit returns and a restart loses nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/store.h"
+
+namespace kbench::server {
+
+class SqliteStore final : public Store {
+ public:
+  // Opens or creates the database at path and brings its schema up to date.
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  absl::StatusOr<InsertOutcome> InsertJob(const v1::Job& job) override;
+  absl::StatusOr<v1::Job> GetJob(absl::string_view job_id) override;
+  absl::StatusOr<std::optional<v1::Job>> FindJobByIdempotencyKey(absl::string_view key) override;
+  absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state) override;
+  absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() override;
+  absl::StatusOr<Transition> CancelJob(absl::string_view job_id, int64_t now_ms) override;
+
+  // The matcher runs with the store's lock held: it must not call back into the store.
+  absl::StatusOr<std::optional<Lease>> LeaseNextJob(absl::string_view worker_id, const JobMatcher& matcher,
+                                                    int64_t now_ms, int64_t ttl_ms,
+                                                    absl::string_view lease_id) override;
+  absl::StatusOr<Lease> ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                    const v1::Progress* progress) override;
+  absl::StatusOr<std::vector<int32_t>> AppendResults(absl::string_view lease_id, int64_t now_ms,
+                                                     const std::vector<v1::Result>& results) override;
+  absl::StatusOr<Transition> CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
+                                         absl::string_view error) override;
+  absl::StatusOr<std::vector<Transition>> RequeueExpired(int64_t now_ms, int max_attempts) override;
+
+  absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) override;
+
+  absl::Status UpsertWorker(const v1::WorkerInfo& info, int64_t now_ms) override;
+  absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id, int64_t now_ms) override;
+  absl::StatusOr<WorkerRecord> GetWorker(absl::string_view worker_id) override;
+  absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() override;
+
+ private:
+  // A jobs row: the API's Job plus the lease columns it does not carry.
+  struct JobRow {
+    v1::Job job;
+    std::string lease_id;
+    int64_t lease_expires_ms = 0;
+  };
+
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+
+  absl::StatusOr<JobRow> LoadJob(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job holding lease_id, when the lease is still live at now_ms; FAILED_PRECONDITION otherwise.
+  absl::StatusOr<JobRow> LoadLiveLease(absl::string_view lease_id, int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recomputes a worker's state and current job from the leases it holds.
+  absl::Status RefreshWorker(absl::string_view worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kbench::server

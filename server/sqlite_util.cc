@@ -1,0 +1,121 @@
+// Implementation of the SQLite helpers.
+#include "server/sqlite_util.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kbench::server::sqlite {
+
+absl::Status Error(sqlite3* db, int rc, absl::string_view what) {
+  std::string msg = absl::StrCat("sqlite: ", what, ": ", sqlite3_errstr(rc));
+  if (db != nullptr && sqlite3_errcode(db) == rc) absl::StrAppend(&msg, " (", sqlite3_errmsg(db), ")");
+  if ((rc & 0xff) == SQLITE_CONSTRAINT) return absl::AlreadyExistsError(msg);
+  return absl::InternalError(msg);
+}
+
+absl::Status Exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  std::string msg = absl::StrCat("sqlite: ", err != nullptr ? err : sqlite3_errstr(rc), " in: ", sql);
+  sqlite3_free(err);
+  return absl::InternalError(msg);
+}
+
+Statement::Statement(sqlite3* db, absl::string_view sql) : db_(db), sql_(sql) {
+  const int rc = sqlite3_prepare_v2(db_, sql_.data(), static_cast<int>(sql_.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) status_ = Error(db_, rc, absl::StrCat("prepare ", sql_));
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::Bind(int index, int64_t value) {
+  if (status_.ok()) {
+    const int rc = sqlite3_bind_int64(stmt_, index, value);
+    if (rc != SQLITE_OK) status_ = Error(db_, rc, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  if (status_.ok()) {
+    const int rc = sqlite3_bind_double(stmt_, index, value);
+    if (rc != SQLITE_OK) status_ = Error(db_, rc, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::BindText(int index, absl::string_view value) {
+  if (status_.ok()) {
+    const int rc = sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) status_ = Error(db_, rc, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, absl::string_view value) {
+  if (status_.ok()) {
+    // A zero-length blob must still be a blob, not NULL: pass a non-null pointer.
+    const int rc = sqlite3_bind_blob(stmt_, index, value.empty() ? "" : value.data(), static_cast<int>(value.size()),
+                                     SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) status_ = Error(db_, rc, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  if (status_.ok()) {
+    const int rc = sqlite3_bind_null(stmt_, index);
+    if (rc != SQLITE_OK) status_ = Error(db_, rc, "bind");
+  }
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  if (!status_.ok()) return status_;
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  status_ = Error(db_, rc, absl::StrCat("step ", sql_));
+  return status_;
+}
+
+absl::Status Statement::Run() {
+  while (true) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+  }
+}
+
+int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+
+std::string Statement::Text(int column) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+  return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, column));
+}
+
+std::string Statement::Blob(int column) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, column));
+}
+
+bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+Transaction::Transaction(sqlite3* db) : db_(db) {
+  status_ = Exec(db_, "BEGIN IMMEDIATE");
+  open_ = status_.ok();
+}
+
+Transaction::~Transaction() {
+  if (open_) (void)Exec(db_, "ROLLBACK");
+}
+
+absl::Status Transaction::Commit() {
+  if (!status_.ok()) return status_;
+  absl::Status s = Exec(db_, "COMMIT");
+  if (s.ok()) open_ = false;
+  return s;
+}
+
+}  // namespace kbench::server::sqlite

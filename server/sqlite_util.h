@@ -1,0 +1,76 @@
+// Thin RAII helpers over the SQLite C API: prepared statements with typed binds and reads, and a
+// transaction guard that rolls back unless committed. Errors become absl::Status with SQLite's text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace kbench::server::sqlite {
+
+// The SQLite error of db as a Status; SQLITE_CONSTRAINT becomes ALREADY_EXISTS.
+absl::Status Error(sqlite3* db, int rc, absl::string_view what);
+
+// Runs SQL text that returns no rows (may hold several statements).
+absl::Status Exec(sqlite3* db, const char* sql);
+
+class Statement {
+ public:
+  Statement(sqlite3* db, absl::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Preparation error, if any; binds and steps on a failed statement return it again.
+  const absl::Status& status() const { return status_; }
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, double value);
+  Statement& BindText(int index, absl::string_view value);
+  Statement& BindBlob(int index, absl::string_view value);
+  Statement& BindNull(int index);
+
+  // true: a row is ready; false: done.
+  absl::StatusOr<bool> Step();
+  // Runs to completion, ignoring rows.
+  absl::Status Run();
+
+  // Columns are 0-based, as in SQLite.
+  int64_t Int(int column) const;
+  double Double(int column) const;
+  std::string Text(int column) const;
+  std::string Blob(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  absl::Status status_;
+  std::string sql_;
+};
+
+// BEGIN IMMEDIATE on construction (takes the write lock up front, so that a read-then-write such as
+// a lease cannot interleave with another writer); ROLLBACK on destruction unless Commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  const absl::Status& status() const { return status_; }
+  absl::Status Commit();
+
+ private:
+  sqlite3* db_;
+  absl::Status status_;
+  bool open_ = false;
+};
+
+}  // namespace kbench::server::sqlite

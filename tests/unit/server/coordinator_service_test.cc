@@ -1,0 +1,158 @@
+// The gRPC adapter on a real loopback server (port 0): requests reach the Coordinator and statuses
+// come back with their codes and messages.
+#include "server/coordinator_service.h"
+
+#include <memory>
+
+#include "api/channel.h"
+#include "fake_clock.h"
+#include "fixtures.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "kbench/v1/coordinator.grpc.pb.h"
+#include "server/sqlite_store.h"
+
+namespace kbench::server {
+namespace {
+
+class CoordinatorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = SqliteStore::Open(testing::TempDbPath());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    coordinator_ = std::make_unique<Coordinator>(CoordinatorConfig{}, store_.get(), &clock_);
+    service_ = std::make_unique<CoordinatorService>(coordinator_.get(), &gate_);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
+    builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    options_.address = "127.0.0.1:" + std::to_string(port);
+    stub_ = v1::Coordinator::NewStub(api::MakeChannel(options_));
+  }
+
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Coordinator> coordinator_;
+  RequestGate gate_;
+  std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  api::ChannelOptions options_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+TEST_F(CoordinatorServiceTest, SubmitThenGetJobOverGrpc) {
+  v1::SubmitRequest submit;
+  *submit.mutable_spec() = testing::RmsnormSpec(8, 16);
+  v1::SubmitResponse submitted;
+  grpc::Status s = stub_->Submit(api::MakeContext(options_).get(), submit, &submitted);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(), "no worker has registered yet; cannot validate op");
+
+  v1::RegisterWorkerRequest reg;
+  *reg.mutable_info() = testing::CpuWorker("cpu");
+  v1::RegisterWorkerResponse registered;
+  ASSERT_TRUE(stub_->RegisterWorker(api::MakeContext(options_).get(), reg, &registered).ok());
+  EXPECT_EQ(registered.worker_id().rfind("w-", 0), 0u);
+  EXPECT_EQ(registered.heartbeat_interval_ms(), 2000);
+
+  submit.set_idempotency_key("k1");
+  s = stub_->Submit(api::MakeContext(options_).get(), submit, &submitted);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(submitted.deduplicated());
+
+  v1::GetJobRequest get;
+  get.set_job_id(submitted.job_id());
+  v1::Job job;
+  s = stub_->GetJob(api::MakeContext(options_).get(), get, &job);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(job.job_id(), submitted.job_id());
+  EXPECT_EQ(job.state(), v1::QUEUED);
+  EXPECT_EQ(job.idempotency_key(), "k1");
+  EXPECT_EQ(job.spec().problems(0).shape().dims(0).name(), "rows");
+
+  get.set_job_id("j-missing");
+  s = stub_->GetJob(api::MakeContext(options_).get(), get, &job);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+
+  submit.mutable_spec()->set_op("gemm");
+  submit.clear_idempotency_key();
+  s = stub_->Submit(api::MakeContext(options_).get(), submit, &submitted);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("spec.op: unknown op 'gemm'"), std::string::npos) << s.error_message();
+}
+
+TEST_F(CoordinatorServiceTest, WorkerLoopOverGrpc) {
+  v1::RegisterWorkerRequest reg;
+  *reg.mutable_info() = testing::CpuWorker("cpu");
+  v1::RegisterWorkerResponse registered;
+  ASSERT_TRUE(stub_->RegisterWorker(api::MakeContext(options_).get(), reg, &registered).ok());
+  v1::SubmitRequest submit;
+  *submit.mutable_spec() = testing::RmsnormSpec();
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(stub_->Submit(api::MakeContext(options_).get(), submit, &submitted).ok());
+
+  v1::LeaseJobRequest lease_req;
+  lease_req.set_worker_id(registered.worker_id());
+  v1::LeaseJobResponse lease;
+  ASSERT_TRUE(stub_->LeaseJob(api::MakeContext(options_).get(), lease_req, &lease).ok());
+  ASSERT_TRUE(lease.granted());
+  EXPECT_EQ(lease.job().job_id(), submitted.job_id());
+
+  v1::ReportProgressRequest report;
+  report.set_lease_id(lease.lease_id());
+  *report.add_results() = testing::OkResult(0, 100000);  // Large enough to need the raised message limit.
+  v1::ReportProgressResponse reported;
+  grpc::Status s = stub_->ReportProgress(api::MakeContext(options_).get(), report, &reported);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(reported.cancelled());
+
+  v1::CompleteJobRequest complete;
+  complete.set_lease_id(lease.lease_id());
+  v1::CompleteJobResponse completed;
+  ASSERT_TRUE(stub_->CompleteJob(api::MakeContext(options_).get(), complete, &completed).ok());
+  EXPECT_EQ(completed.job().state(), v1::SUCCEEDED);
+  s = stub_->CompleteJob(api::MakeContext(options_).get(), complete, &completed);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  v1::GetResultsRequest results_req;
+  results_req.set_job_id(submitted.job_id());
+  results_req.set_include_samples(true);
+  v1::GetResultsResponse results;
+  ASSERT_TRUE(stub_->GetResults(api::MakeContext(options_).get(), results_req, &results).ok());
+  ASSERT_EQ(results.results_size(), 1);
+  EXPECT_EQ(results.results(0).timing().samples_ns_size(), 100000);
+  EXPECT_EQ(results.job().state(), v1::SUCCEEDED);
+
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(stub_->ListWorkers(api::MakeContext(options_).get(), {}, &workers).ok());
+  ASSERT_EQ(workers.workers_size(), 1);
+  EXPECT_EQ(workers.workers(0).state(), "idle");
+  v1::ListKernelsResponse kernels;
+  ASSERT_TRUE(stub_->ListKernels(api::MakeContext(options_).get(), {}, &kernels).ok());
+  ASSERT_EQ(kernels.ops_size(), 1);
+  EXPECT_EQ(kernels.ops(0).name(), "rmsnorm");
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(stub_->ListJobs(api::MakeContext(options_).get(), {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 1);
+}
+
+TEST_F(CoordinatorServiceTest, ClosedGateAnswersUnavailable) {
+  ASSERT_TRUE(gate_.CloseAndDrain(absl::Seconds(60)));
+  v1::ListWorkersResponse workers;
+  grpc::Status s = stub_->ListWorkers(api::MakeContext(options_).get(), {}, &workers);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(s.error_message().find("shutting down"), std::string::npos) << s.error_message();
+}
+
+}  // namespace
+}  // namespace kbench::server

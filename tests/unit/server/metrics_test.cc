@@ -1,0 +1,107 @@
+// Metrics: observer calls show up in the registry with bounded labels, and the exposer serves them
+// on a port it picked itself.
+#include "server/metrics.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+
+namespace kbench::server {
+namespace {
+
+std::string Exposition(const Metrics& m) {
+  return prometheus::TextSerializer().Serialize(m.registry()->Collect());
+}
+
+bool Has(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
+
+TEST(Metrics, ObserverCallsUpdateTheFamilies) {
+  Metrics m;
+  std::string text = Exposition(m);
+  // Every final state and status is exported at zero from the start.
+  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"failed\"} 0")) << text;
+  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"incorrect\"} 0")) << text;
+
+  m.JobSubmitted();
+  m.JobSubmitted();
+  m.JobLeased(0.3);
+  m.JobRequeued();
+  m.JobFinished(v1::SUCCEEDED, 12.0);
+  m.JobFinished(v1::CANCELLED_JOB, -1);
+  m.ResultStored(v1::OK);
+  m.ResultStored(v1::OK);
+  m.ResultStored(v1::TIMEOUT);
+  FleetSnapshot snap;
+  snap.queued = 4;
+  snap.running = 2;
+  snap.workers[{"idle", "NVIDIA H100"}] = 3;
+  snap.workers[{"lost", "NVIDIA A100"}] = 1;
+  m.Snapshot(snap);
+
+  text = Exposition(m);
+  EXPECT_TRUE(Has(text, "kbench_jobs_submitted_total 2")) << text;
+  EXPECT_TRUE(Has(text, "kbench_jobs_requeued_total 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"succeeded\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"cancelled\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"ok\"} 2")) << text;
+  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"timeout\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_queue_depth 4")) << text;
+  EXPECT_TRUE(Has(text, "kbench_jobs_running 2")) << text;
+  EXPECT_TRUE(Has(text, "kbench_workers{gpu_model=\"NVIDIA H100\",state=\"idle\"} 3")) << text;
+  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_count{phase=\"queue\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_count{phase=\"run\"} 1")) << text;  // The cancel never ran.
+  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_bucket{phase=\"run\",le=\"30\"} 1")) << text;
+
+  // A label set that vanishes from the fleet vanishes from the exposition.
+  snap.workers.erase({"lost", "NVIDIA A100"});
+  m.Snapshot(snap);
+  text = Exposition(m);
+  EXPECT_FALSE(Has(text, "NVIDIA A100")) << text;
+  EXPECT_TRUE(Has(text, "NVIDIA H100")) << text;
+}
+
+// A plain HTTP GET on loopback; returns the whole response.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+TEST(MetricsServer, ServesTheRegistryOnAnAutomaticPort) {
+  Metrics m;
+  m.JobSubmitted();
+  auto server = MetricsServer::Start("127.0.0.1:0", m.registry());
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_GT((*server)->port(), 0);
+  const int port = (*server)->port();
+  const std::string body = HttpGet(port, "/metrics");
+  EXPECT_TRUE(Has(body, "kbench_jobs_submitted_total 1")) << body;
+  server->reset();
+  EXPECT_EQ(HttpGet(port, "/metrics"), "");  // Stopped: the port is closed.
+}
+
+TEST(MetricsServer, BadAddressIsAnError) {
+  Metrics m;
+  auto server = MetricsServer::Start("256.1.1.1:http", m.registry());
+  EXPECT_FALSE(server.ok());
+}
+
+}  // namespace
+}  // namespace kbench::server
