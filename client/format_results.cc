@@ -1,0 +1,219 @@
+// The results table in every format: per-result timing, roofline against the calibrated ceiling,
+// bound class and correctness; see format.h.
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "api/names.h"
+#include "client/format.h"
+#include "client/units.h"
+
+namespace kbench::client {
+namespace {
+
+constexpr size_t kMessageWidth = 48;
+
+const v1::RooflineCeiling* Calibrated(const v1::Result& r) {
+  for (const auto& c : r.roofline().ceilings())
+    if (c.source() == "calibrated") return &c;
+  return nullptr;
+}
+
+// A result is timed when it has samples; INCORRECT and error results usually are not.
+bool Timed(const v1::Result& r) { return r.timing().count() > 0 || r.timing().median_ns() > 0; }
+
+std::string DeviceKey(const v1::Result& r) {
+  return absl::StrCat(r.worker_id(), "/", r.device().uuid().empty() ? r.device().name() : r.device().uuid());
+}
+
+std::string DeviceHeader(const std::vector<const v1::Result*>& group) {
+  std::string name;
+  double copy = 0;
+  for (const auto* r : group) {
+    if (name.empty()) name = r->device().name();
+    if (const auto* c = Calibrated(*r); c != nullptr && copy == 0) copy = c->bandwidth_bytes_per_second();
+  }
+  if (name.empty() && copy == 0) return "";
+  std::string s = absl::StrCat("device: ", name.empty() ? "unknown" : name);
+  if (copy > 0) absl::StrAppend(&s, ", calibrated copy ", FormatGiga(copy), " GB/s");
+  return s;
+}
+
+Table HumanTable(const std::vector<const v1::Result*>& results, bool with_samples) {
+  Table t;
+  t.header = {"op",      "variant", "problem", "dtype", "status", "median", "±RSE",   "GB/s",
+              "GFLOP/s", "%BW",     "%FLOP",   "util",  "class",  "check",  "samples"};
+  t.numeric = {false, false, false, false, false, true, true, true, true, true, true, true, false, false, true};
+  if (with_samples) {
+    for (const char* h : {"min", "p10", "p90", "max"}) t.header.push_back(h), t.numeric.push_back(true);
+  }
+  for (const auto* r : results) {
+    const bool timed = Timed(*r);
+    const auto* cal = Calibrated(*r);
+    const auto& tm = r->timing();
+    const auto& rf = r->roofline();
+    auto if_timed = [&](std::string s) { return timed ? s : "-"; };
+    std::string problem = api::ShapeLabel(r->problem());
+    for (const auto& f : r->problem().flags()) absl::StrAppend(&problem, " ", f);
+    std::vector<std::string> row = {
+        r->op(),
+        r->variant(),
+        problem,
+        api::DtypeName(r->problem().dtype()),
+        api::StatusName(r->status()),
+        if_timed(FormatDuration(tm.median_ns())),
+        if_timed(FormatRse(tm.median_relative_standard_error())),
+        timed && rf.achieved_bytes_per_second() > 0 ? FormatGiga(rf.achieved_bytes_per_second()) : "-",
+        timed && rf.achieved_flops_per_second() > 0 ? FormatGiga(rf.achieved_flops_per_second()) : "-",
+        timed && cal && cal->bandwidth_bytes_per_second() > 0 ? FormatPercent(cal->bandwidth_fraction()) : "-",
+        timed && cal && cal->peak_flops_per_second() > 0 && rf.flops() > 0 ? FormatPercent(cal->flops_fraction()) : "-",
+        timed && cal ? FormatPercent(cal->utilization()) : "-",
+        timed ? api::BoundClassName(rf.bound_class()) : "-",
+        CheckCell(*r),
+        timed ? absl::StrCat(tm.count()) : "-",
+    };
+    if (with_samples) {
+      for (double v : {tm.min_ns(), tm.p10_ns(), tm.p90_ns(), tm.max_ns()}) row.push_back(if_timed(FormatDuration(v)));
+    }
+    t.AddRow(std::move(row));
+  }
+  return t;
+}
+
+Table CsvTable(const std::vector<v1::Result>& results, bool with_samples) {
+  Table t;
+  t.header = {"job_id",
+              "index",
+              "op",
+              "variant",
+              "problem",
+              "dims",
+              "dtype",
+              "flags",
+              "status",
+              "median_ns",
+              "mean_ns",
+              "stddev_ns",
+              "min_ns",
+              "max_ns",
+              "p10_ns",
+              "p90_ns",
+              "median_relative_standard_error",
+              "samples",
+              "cache_mode",
+              "stop_reason",
+              "throttled",
+              "bytes",
+              "flops",
+              "achieved_bytes_per_second",
+              "achieved_flops_per_second",
+              "calibrated_bandwidth_bytes_per_second",
+              "calibrated_peak_flops_per_second",
+              "calibrated_bandwidth_fraction",
+              "calibrated_flops_fraction",
+              "calibrated_utilization",
+              "bound_class",
+              "correct",
+              "max_abs_error",
+              "max_rel_error",
+              "mismatches",
+              "device",
+              "worker_id",
+              "status_message"};
+  if (with_samples) t.header.push_back("samples_ns");
+  for (const auto& r : results) {
+    const auto& tm = r.timing();
+    const auto& rf = r.roofline();
+    const auto* cal = Calibrated(r);
+    const auto& c = r.correctness();
+    auto cal_value = [&](double v) { return cal ? FormatExact(v) : ""; };
+    std::string dims = absl::StrJoin(r.problem().dims(), ",", [](std::string* o, const v1::Dim& d) {
+      absl::StrAppend(o, d.name(), "=", d.value());
+    });
+    std::vector<std::string> row = {r.job_id(),
+                                    absl::StrCat(r.index()),
+                                    r.op(),
+                                    r.variant(),
+                                    api::ShapeLabel(r.problem()),
+                                    dims,
+                                    api::DtypeName(r.problem().dtype()),
+                                    absl::StrJoin(r.problem().flags(), " "),
+                                    api::StatusName(r.status()),
+                                    FormatExact(tm.median_ns()),
+                                    FormatExact(tm.mean_ns()),
+                                    FormatExact(tm.stddev_ns()),
+                                    FormatExact(tm.min_ns()),
+                                    FormatExact(tm.max_ns()),
+                                    FormatExact(tm.p10_ns()),
+                                    FormatExact(tm.p90_ns()),
+                                    FormatExact(tm.median_relative_standard_error()),
+                                    absl::StrCat(tm.count()),
+                                    api::CacheModeName(tm.cache_mode()),
+                                    api::StopReasonName(tm.stop_reason()),
+                                    tm.throttled() ? "true" : "false",
+                                    FormatExact(rf.bytes()),
+                                    FormatExact(rf.flops()),
+                                    FormatExact(rf.achieved_bytes_per_second()),
+                                    FormatExact(rf.achieved_flops_per_second()),
+                                    cal_value(cal ? cal->bandwidth_bytes_per_second() : 0),
+                                    cal_value(cal ? cal->peak_flops_per_second() : 0),
+                                    cal_value(cal ? cal->bandwidth_fraction() : 0),
+                                    cal_value(cal ? cal->flops_fraction() : 0),
+                                    cal_value(cal ? cal->utilization() : 0),
+                                    api::BoundClassName(rf.bound_class()),
+                                    c.passed() ? "true" : "false",
+                                    FormatExact(c.max_abs_error()),
+                                    FormatExact(c.max_rel_error()),
+                                    absl::StrCat(c.mismatches()),
+                                    r.device().name(),
+                                    r.worker_id(),
+                                    r.status_message()};
+    if (with_samples)
+      row.push_back(absl::StrJoin(tm.samples_ns(), " ", [](std::string* o, double v) { o->append(FormatExact(v)); }));
+    t.AddRow(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string CheckCell(const v1::Result& r) {
+  const auto& c = r.correctness();
+  if (r.status() == v1::INCORRECT || (r.status() == v1::OK && !c.passed() && c.trials() > 0)) {
+    std::string s = absl::StrFormat("FAIL max_rel=%.2g", c.max_rel_error());
+    if (c.non_finite() > 0) absl::StrAppend(&s, " non_finite=", c.non_finite());
+    return s;
+  }
+  if (r.status() == v1::OK) return c.passed() ? "ok" : "-";
+  return r.status_message().empty() ? "-" : Abbreviate(r.status_message(), kMessageWidth);
+}
+
+std::string FormatResults(const std::vector<v1::Result>& results, Format format, bool with_samples) {
+  if (format == Format::kJson) {
+    std::vector<const google::protobuf::Message*> ms;
+    for (const auto& r : results) ms.push_back(&r);
+    return ToJsonArray(ms);
+  }
+  if (format == Format::kCsv) return RenderCsv(CsvTable(results, with_samples));
+  // One table per device, in order of first appearance, so each table sits under its ceiling.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const v1::Result*>> groups;
+  for (const auto& r : results) {
+    auto key = DeviceKey(r);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  if (results.empty()) return Render(HumanTable({}, with_samples), format);
+  std::string out;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& group = groups[order[i]];
+    if (i > 0) out += "\n";
+    std::string header = DeviceHeader(group);
+    if (!header.empty()) out += format == Format::kMarkdown ? absl::StrCat("**", header, "**\n\n") : header + "\n";
+    out += Render(HumanTable(group, with_samples), format);
+  }
+  return out;
+}
+
+}  // namespace kbench::client

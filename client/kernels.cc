@@ -1,0 +1,43 @@
+// `kbench-client kernels`: the kernel catalog of the fleet: ops, dims, dtypes, presets, variants.
+#include "client/commands.h"
+#include "client/format.h"
+
+namespace kbench::client {
+
+const CommandSpec& KernelsSpec() {
+  static const CommandSpec spec = [] {
+    CommandSpec s;
+    s.name = "kernels";
+    s.summary = "List the ops the workers can run: dims, dtypes, presets (with problem counts) and variants.";
+    s.flags = {{"op", "NAME", "Only this op"}, FormatFlagSpec()};
+    for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
+    s.details = "json: kbench.v1.OpInfo messages, with every preset's problems.";
+    s.examples = {"kbench-client kernels", "kbench-client kernels --op gemm --format md"};
+    return s;
+  }();
+  return spec;
+}
+
+int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& globals, Io& io) {
+  const auto& spec = KernelsSpec();
+  ParsedArgs args;
+  if (auto exit = ParseOrExit(spec, argv, io, &args)) return *exit;
+  auto format = ParseFormat(args.Get("format", "table"));
+  if (!format.ok()) return UsageError(io, spec, format.status().message());
+  auto conn = Connect(args, globals);
+  if (!conn.ok()) return UsageError(io, spec, conn.status().message());
+  v1::ListKernelsRequest req;
+  req.set_op(args.Get("op"));
+  v1::ListKernelsResponse resp;
+  auto ctx = conn->Context();
+  if (auto s = api::FromGrpc(conn->stub->ListKernels(ctx.get(), req, &resp)); !s.ok())
+    return CallError(io, "kernels", s, conn->options.address);
+  if (args.Has("op") && resp.ops().empty()) {
+    io.err << kProgram << ": kernels: no op named '" << args.Get("op") << "' (is a worker with it registered?)\n";
+    return kExitFailure;
+  }
+  io.out << FormatKernels({resp.ops().begin(), resp.ops().end()}, *format);
+  return kExitOk;
+}
+
+}  // namespace kbench::client

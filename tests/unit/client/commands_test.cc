@@ -1,0 +1,201 @@
+// Tests of the read-only subcommands (status, results, workers, kernels) against an in-process
+// coordinator, and of the top-level dispatch and help.
+#include "client/commands.h"
+
+#include <stdlib.h>
+
+#include <sstream>
+
+#include "fake_coordinator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kbench::client {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+struct Outcome {
+  int rc;
+  std::string out, err;
+};
+
+Outcome RunRaw(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Io io{out, err};
+  io.now_ms = [] { return int64_t{100'000}; };
+  int rc = RunCli(args, io);
+  return {rc, out.str(), err.str()};
+}
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"KBENCH_COORDINATOR", "KBENCH_TOKEN", "KBENCH_CONFIG"}) unsetenv(v);
+    setenv("HOME", ::testing::TempDir().c_str(), 1);
+  }
+  Outcome Run(std::vector<std::string> args) {
+    // The address as a subcommand flag here, to cover that spelling; submit_test uses the global one.
+    args.insert(args.begin() + 1, {"--coordinator", server.address()});
+    return RunRaw(args);
+  }
+
+  testing::FakeServer server;
+  testing::FakeCoordinator& fake = server.service;
+};
+
+TEST_F(CommandsTest, StatusOfGivenJobs) {
+  fake.AddJob("j-7", "softmax");
+  auto r = Run({"status", "j-7", "j-missing"});
+  EXPECT_EQ(r.rc, 1);  // One id was not found; the other is still shown.
+  EXPECT_THAT(r.out, HasSubstr("j-7"));
+  EXPECT_THAT(r.out, HasSubstr("softmax"));
+  EXPECT_THAT(r.out, HasSubstr("QUEUED"));
+  EXPECT_THAT(r.err, HasSubstr("kbench-client: status: j-missing: not found"));
+}
+
+TEST_F(CommandsTest, StatusListsRecentJobs) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    v1::Job j;
+    j.set_job_id("j-9");
+    j.set_state(v1::FAILED);
+    j.set_error("worker lost\nstack...");
+    j.set_created_unix_ms(40'000);
+    fake.recent_jobs.push_back(j);
+  }
+  auto r = Run({"status", "--limit", "5", "--state", "failed"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("j-9"));
+  EXPECT_THAT(r.out, HasSubstr("FAILED"));
+  EXPECT_THAT(r.out, HasSubstr("worker lost..."));
+  EXPECT_THAT(r.out, HasSubstr("1m"));  // Age against the injected clock.
+  std::lock_guard<std::mutex> lock(fake.mu);
+  EXPECT_EQ(fake.last_list_jobs.limit(), 5);
+  EXPECT_EQ(fake.last_list_jobs.state(), v1::FAILED);
+}
+
+TEST_F(CommandsTest, StatusRejectsBadFlags) {
+  EXPECT_EQ(Run({"status", "--state", "sleeping"}).rc, 2);
+  auto r = Run({"status", "j-1", "--limit", "3"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("do not apply to given job ids"));
+}
+
+TEST_F(CommandsTest, ResultsAsMarkdownWithSamples) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    fake.script = {v1::RUNNING};
+  }
+  fake.AddJob("j-1", "rmsnorm");
+  fake.AddJob("j-2", "rmsnorm");
+  auto r = Run({"results", "j-1", "j-2", "--format", "md", "--samples"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| op | variant |"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4);  // Header, separator, a row per job.
+  EXPECT_THAT(r.err, HasSubstr("j-1 is RUNNING; results so far"));
+  std::lock_guard<std::mutex> lock(fake.mu);
+  ASSERT_EQ(fake.results_requests.size(), 2u);
+  EXPECT_TRUE(fake.results_requests[0].include_samples());
+}
+
+TEST_F(CommandsTest, ResultsErrors) {
+  EXPECT_EQ(Run({"results"}).rc, 2);
+  auto r = Run({"results", "j-nope"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_THAT(r.err, HasSubstr("kbench-client: results: NOT_FOUND: j-nope: no job j-nope"));
+}
+
+TEST_F(CommandsTest, Workers) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    auto* w = fake.workers.add_workers();
+    w->mutable_info()->set_worker_id("w-1");
+    w->mutable_info()->set_name("laptop");
+    w->mutable_info()->add_devices()->set_name("Intel Core i7");
+    w->set_state("idle");
+    w->set_last_heartbeat_unix_ms(98'000);
+  }
+  auto r = Run({"workers"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("laptop"));
+  EXPECT_THAT(r.out, HasSubstr("Intel Core i7"));
+  EXPECT_THAT(r.out, HasSubstr("2s"));
+}
+
+TEST_F(CommandsTest, KernelsFiltersByOp) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    fake.kernels.add_ops()->set_name("rmsnorm");
+    fake.kernels.add_ops()->set_name("gemm");
+  }
+  auto r = Run({"kernels", "--op", "gemm", "--format", "csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("gemm"));
+  EXPECT_THAT(r.out, Not(HasSubstr("rmsnorm")));
+  auto missing = Run({"kernels", "--op", "conv"});
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_THAT(missing.err, HasSubstr("no op named 'conv'"));
+}
+
+TEST_F(CommandsTest, UnreachableCoordinatorIsAFailureNotUsage) {
+  // A port nobody listens on: bind one and close it again.
+  std::string address;
+  {
+    testing::FakeServer gone;
+    address = gone.address();
+  }
+  auto r = RunRaw({"workers", "--coordinator", address});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_THAT(r.err, HasSubstr("kbench-client: workers: UNAVAILABLE"));
+}
+
+TEST(Cli, Help) {
+  auto top = RunRaw({"--help"});
+  EXPECT_EQ(top.rc, 0);
+  for (const char* c : {"submit", "status", "results", "workers", "kernels", "help", "--coordinator", "KBENCH_TOKEN"})
+    EXPECT_THAT(top.out, HasSubstr(c)) << c;
+  EXPECT_EQ(RunRaw({"help"}).out, top.out);
+
+  auto sub = RunRaw({"help", "submit"});
+  EXPECT_EQ(sub.rc, 0);
+  EXPECT_EQ(RunRaw({"submit", "--help"}).out, sub.out);
+  for (const auto& f : SubmitSpec().flags) EXPECT_THAT(sub.out, HasSubstr("--" + f.name)) << f.name;
+  EXPECT_THAT(sub.out, HasSubstr("Examples:"));
+  for (const auto& c : Commands()) {
+    auto h = RunRaw({c.spec().name, "-h"});
+    EXPECT_EQ(h.rc, 0);
+    EXPECT_THAT(h.out, HasSubstr("Usage: kbench-client " + c.spec().name));
+    EXPECT_THAT(h.out, HasSubstr("--coordinator"));
+    EXPECT_FALSE(c.spec().examples.empty()) << c.spec().name;
+  }
+}
+
+TEST(Cli, UsageErrors) {
+  auto none = RunRaw({});
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_THAT(none.err, HasSubstr("Usage:"));
+  auto unknown = RunRaw({"sumbit"});
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown command 'sumbit'"));
+  EXPECT_THAT(unknown.err, HasSubstr("kbench-client --help"));
+  EXPECT_EQ(RunRaw({"help", "nope"}).rc, 2);
+  auto flag = RunRaw({"--verbose", "status"});
+  EXPECT_EQ(flag.rc, 2);
+  EXPECT_THAT(flag.err, HasSubstr("unknown flag --verbose"));
+  auto sub_flag = RunRaw({"workers", "--verbose"});
+  EXPECT_EQ(sub_flag.rc, 2);
+  EXPECT_THAT(sub_flag.err, HasSubstr("kbench-client: workers: unknown flag --verbose"));
+  EXPECT_THAT(sub_flag.out, IsEmpty());
+}
+
+TEST(Cli, BadConfigIsAUsageError) {
+  auto r = RunRaw({"--config", "/nonexistent/kbench.conf", "workers"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/kbench.conf"));
+}
+
+}  // namespace
+}  // namespace kbench::client

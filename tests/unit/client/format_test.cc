@@ -1,0 +1,322 @@
+// Tests of the output formats on hand-built messages: text table, Markdown, CSV and JSON for results,
+// and the tables of jobs, workers and kernels.
+#include "client/format.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace kbench::client {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::Result OkResult() {
+  v1::Result r;
+  r.set_job_id("j-1");
+  r.set_index(0);
+  r.set_op("rmsnorm");
+  r.set_variant("cpu_naive");
+  auto* d = r.mutable_problem()->add_dims();
+  d->set_name("rows");
+  d->set_value(256);
+  d = r.mutable_problem()->add_dims();
+  d->set_name("cols");
+  d->set_value(1024);
+  r.mutable_problem()->set_dtype(v1::DTYPE_BF16);
+  r.set_status(v1::OK);
+  auto* t = r.mutable_timing();
+  t->set_median_ns(12345);
+  t->set_min_ns(12000);
+  t->set_p10_ns(12100);
+  t->set_p90_ns(12600);
+  t->set_max_ns(13000);
+  t->set_count(42);
+  t->set_median_relative_standard_error(0.0031);
+  t->add_samples_ns(12345);
+  t->add_samples_ns(12400.5);
+  auto* rf = r.mutable_roofline();
+  rf->set_bytes(1048576);
+  rf->set_flops(786432);
+  rf->set_achieved_bytes_per_second(84.9e9);
+  rf->set_achieved_flops_per_second(63.7e9);
+  rf->set_bound_class(v1::MEMORY_BOUND);
+  auto* c = rf->add_ceilings();
+  c->set_source("calibrated");
+  c->set_bandwidth_bytes_per_second(100e9);
+  c->set_peak_flops_per_second(1e12);
+  c->set_bandwidth_fraction(0.849);
+  c->set_flops_fraction(0.0637);
+  c->set_utilization(0.82);
+  auto* ds = rf->add_ceilings();
+  ds->set_source("datasheet");
+  ds->set_bandwidth_fraction(0.5);
+  r.mutable_correctness()->set_passed(true);
+  r.mutable_correctness()->set_trials(3);
+  r.mutable_device()->set_name("AMD EPYC 9654");
+  r.mutable_device()->set_uuid("host-1");
+  r.set_worker_id("w-1");
+  return r;
+}
+
+std::vector<v1::Result> Results() {
+  v1::Result bad = OkResult();
+  bad.set_index(1);
+  bad.set_variant("cpu_broken");
+  bad.set_status(v1::INCORRECT);
+  bad.clear_timing();
+  bad.mutable_correctness()->set_passed(false);
+  bad.mutable_correctness()->set_max_rel_error(0.031);
+  v1::Result skipped = OkResult();
+  skipped.set_index(2);
+  skipped.set_variant("v9_tma");
+  skipped.set_status(v1::SKIPPED);
+  skipped.clear_timing();
+  skipped.clear_roofline();
+  skipped.clear_correctness();
+  skipped.set_status_message("needs compute capability 9.0, device has 8.0\nsecond line");
+  return {OkResult(), bad, skipped};
+}
+
+// A small RFC 4180 reader, to check that the CSV parses back.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        cell += '"', ++i;
+      else if (ch == '"')
+        quoted = false;
+      else
+        cell += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      rows.back().push_back(cell), cell.clear();
+    } else if (ch == '\n') {
+      rows.back().push_back(cell), cell.clear();
+      rows.emplace_back();
+    } else {
+      cell += ch;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+TEST(FormatResults, TableHasColumnsAndValues) {
+  std::string out = FormatResults(Results(), Format::kTable, false);
+  for (const char* h : {"op", "variant", "problem", "dtype", "status", "median", "±RSE", "GB/s", "GFLOP/s", "%BW",
+                        "%FLOP", "util", "class", "check", "samples"})
+    EXPECT_THAT(out, HasSubstr(h)) << h;
+  EXPECT_THAT(out, HasSubstr("device: AMD EPYC 9654, calibrated copy 100 GB/s"));
+  EXPECT_THAT(out, HasSubstr("256x1024"));
+  EXPECT_THAT(out, HasSubstr("12.3 us"));
+  EXPECT_THAT(out, HasSubstr("±0.31%"));
+  EXPECT_THAT(out, HasSubstr("84.9"));   // GB/s
+  EXPECT_THAT(out, HasSubstr("63.7"));   // GFLOP/s
+  EXPECT_THAT(out, HasSubstr("84.9%"));  // %BW of the calibrated ceiling, not the datasheet's 50%.
+  EXPECT_THAT(out, HasSubstr("6.37%"));
+  EXPECT_THAT(out, HasSubstr("82.0%"));
+  EXPECT_THAT(out, HasSubstr("memory"));
+  EXPECT_THAT(out, HasSubstr("FAIL max_rel=0.031"));
+  EXPECT_THAT(out, HasSubstr("needs compute capability 9.0, device has 8.0..."));
+  EXPECT_THAT(out, Not(HasSubstr("second line")));
+  EXPECT_THAT(out, Not(HasSubstr("50%")));
+  // The first result's row, column by column.
+  std::vector<std::string> lines = absl::StrSplit(out, '\n');
+  ASSERT_GE(lines.size(), 5u);
+  std::vector<std::string> cells = absl::StrSplit(lines[3], ' ', absl::SkipEmpty());
+  EXPECT_THAT(cells, ::testing::ElementsAre("rmsnorm", "cpu_naive", "256x1024", "bf16", "OK", "12.3", "us", "±0.31%",
+                                            "84.9", "63.7", "84.9%", "6.37%", "82.0%", "memory", "ok", "42"));
+}
+
+TEST(FormatResults, OneTablePerDevice) {
+  auto rs = Results();
+  rs[1].mutable_device()->set_name("NVIDIA H200");
+  rs[1].mutable_device()->set_uuid("GPU-2");
+  rs[1].mutable_roofline()->mutable_ceilings(0)->set_bandwidth_bytes_per_second(4.1e12);
+  std::string out = FormatResults(rs, Format::kTable, false);
+  EXPECT_THAT(out, HasSubstr("device: AMD EPYC 9654"));
+  EXPECT_THAT(out, HasSubstr("device: NVIDIA H200, calibrated copy 4100 GB/s"));
+  EXPECT_LT(out.find("EPYC"), out.find("H200"));
+}
+
+TEST(FormatResults, SamplesAddsSpreadColumns) {
+  std::string out = FormatResults({OkResult()}, Format::kTable, true);
+  EXPECT_THAT(out, HasSubstr("p10"));
+  EXPECT_THAT(out, HasSubstr("12.6 us"));
+}
+
+TEST(FormatResults, MarkdownTable) {
+  std::string out = FormatResults(Results(), Format::kMarkdown, false);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u);  // Device line, header, separator, three rows.
+  EXPECT_EQ(lines[0], "**device: AMD EPYC 9654, calibrated copy 100 GB/s**");
+  EXPECT_EQ(lines[1].rfind("| op | variant | problem |", 0), 0u) << lines[1];
+  EXPECT_THAT(lines[2], HasSubstr("|---|"));
+  EXPECT_THAT(lines[2], HasSubstr("---:|"));  // Numbers right-aligned.
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].front(), '|');
+    EXPECT_EQ(lines[i].back(), '|');
+    EXPECT_EQ(std::count(lines[i].begin(), lines[i].end(), '|'), 16) << lines[i];
+  }
+}
+
+TEST(Format, MarkdownEscapesPipes) {
+  Table t;
+  t.header = {"a", "b"};
+  t.AddRow({"x|y", "z"});
+  EXPECT_THAT(RenderMarkdown(t), HasSubstr("| x\\|y | z |"));
+}
+
+TEST(FormatResults, CsvParsesBackWithRawNumbers) {
+  auto rs = Results();
+  rs[2].set_status_message("error, with \"quotes\"\nand a newline");
+  std::string out = FormatResults(rs, Format::kCsv, true);
+  auto rows = ParseCsv(out);
+  ASSERT_EQ(rows.size(), 4u);
+  const auto& header = rows[0];
+  for (const auto& row : rows) EXPECT_EQ(row.size(), header.size());
+  auto col = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<size_t>(it - header.begin());
+  };
+  EXPECT_EQ(rows[1][col("median_ns")], "12345");
+  EXPECT_EQ(rows[1][col("achieved_bytes_per_second")], "84900000000");
+  EXPECT_EQ(rows[1][col("calibrated_bandwidth_fraction")], "0.849");
+  EXPECT_EQ(rows[1][col("problem")], "256x1024");
+  EXPECT_EQ(rows[1][col("dims")], "rows=256,cols=1024");
+  EXPECT_EQ(rows[1][col("samples_ns")], "12345 12400.5");
+  EXPECT_EQ(rows[2][col("status")], "INCORRECT");
+  EXPECT_EQ(rows[2][col("max_rel_error")], "0.031");
+  EXPECT_EQ(rows[3][col("status_message")], "error, with \"quotes\"\nand a newline");
+}
+
+TEST(FormatResults, JsonParsesBackIntoResults) {
+  auto rs = Results();
+  std::string out = FormatResults(rs, Format::kJson, true);
+  EXPECT_EQ(out.front(), '[');
+  EXPECT_THAT(out, HasSubstr("\"median_ns\""));  // Proto field names, stable for jq.
+  EXPECT_THAT(out, HasSubstr("\"INCORRECT\""));
+  v1::GetResultsResponse back;
+  auto s = google::protobuf::util::JsonStringToMessage("{\"results\": " + out + "}", &back);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(back.results_size(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(back.results(i).SerializeAsString(), rs[i].SerializeAsString()) << i;
+  EXPECT_EQ(FormatResults({}, Format::kJson, false), "[]\n");
+}
+
+TEST(FormatJobs, TableAndProgressLine) {
+  v1::Job j;
+  j.set_job_id("j-abc");
+  j.mutable_spec()->set_op("rmsnorm");
+  j.set_state(v1::RUNNING);
+  j.mutable_progress()->set_results_done(5);
+  j.mutable_progress()->set_results_total(12);
+  j.mutable_progress()->set_current("rmsnorm cpu_naive 256x1024 bf16");
+  j.set_worker_id("w-1");
+  j.set_attempts(1);
+  j.set_created_unix_ms(1'000'000);
+  EXPECT_EQ(ProgressLine(j), "j-abc RUNNING 5/12 rmsnorm cpu_naive 256x1024 bf16");
+  std::string out = FormatJobs({j}, Format::kTable, 1'000'000 + 75'000);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  std::vector<std::string> cells = absl::StrSplit(lines[2], ' ', absl::SkipEmpty());
+  EXPECT_THAT(cells, ::testing::ElementsAre("j-abc", "rmsnorm", "RUNNING", "5/12", "w-1", "1", "1m"));
+  j.set_state(v1::QUEUED);
+  j.clear_progress();
+  EXPECT_EQ(ProgressLine(j), "j-abc QUEUED rmsnorm");
+}
+
+TEST(FormatWorkers, OneRowPerDevice) {
+  v1::WorkerStatus w;
+  w.mutable_info()->set_worker_id("w-1");
+  w.mutable_info()->set_name("gpu-node-7");
+  w.set_state("busy");
+  w.set_last_heartbeat_unix_ms(10'000);
+  w.set_current_job_id("j-abc");
+  for (int i = 0; i < 2; ++i) {
+    auto* d = w.mutable_info()->add_devices();
+    d->set_name("NVIDIA H200");
+    d->set_uuid("GPU-" + std::to_string(i));
+    d->set_memory_bytes(141LL << 30);
+    auto* c = w.mutable_info()->add_calibrations();
+    c->set_device_uuid("GPU-" + std::to_string(i));
+    c->set_copy_bytes_per_second(i == 0 ? 4.2e12 : 4.1e12);
+    (*c->mutable_peak_flops_per_second())["f32"] = 51.2e12;
+  }
+  w.mutable_info()->add_catalog()->set_name("rmsnorm");
+  std::string out = FormatWorkers({w}, Format::kTable, 13'000);
+  EXPECT_THAT(out, HasSubstr("gpu-node-7"));
+  EXPECT_THAT(out, HasSubstr("141 GiB"));
+  EXPECT_THAT(out, HasSubstr("4200"));
+  EXPECT_THAT(out, HasSubstr("4100"));
+  EXPECT_THAT(out, HasSubstr("51200"));
+  EXPECT_THAT(out, HasSubstr("3s"));
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4);
+  // The second device's row does not repeat the worker.
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  EXPECT_THAT(lines[3], Not(HasSubstr("w-1")));
+  auto csv = ParseCsv(FormatWorkers({w}, Format::kCsv, 13'000));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_EQ(csv[2][0], "w-1");  // CSV repeats it: every row stands alone.
+  std::string json = FormatWorkers({w}, Format::kJson, 0);
+  EXPECT_THAT(json, HasSubstr("gpu-node-7"));
+  EXPECT_THAT(json, Not(HasSubstr("rmsnorm")));  // The catalog is left to `kernels`.
+}
+
+TEST(FormatKernels, VariantsAndPresets) {
+  v1::OpInfo op;
+  op.set_name("rmsnorm");
+  op.add_dims("rows");
+  op.add_dims("cols");
+  op.add_dtypes(v1::DTYPE_F32);
+  op.add_dtypes(v1::DTYPE_BF16);
+  auto* p = op.add_presets();
+  p->set_name("small");
+  p->add_problems();
+  p->add_problems();
+  op.add_presets()->set_name("canonical");
+  auto* v = op.add_variants();
+  v->set_name("cpu_naive");
+  v->set_backend(v1::BACKEND_CPU);
+  v->set_description("one row per thread");
+  v = op.add_variants();
+  v->set_name("v5_tma");
+  v->set_backend(v1::BACKEND_CUDA);
+  v->set_min_compute_capability(90);
+  v->set_description("TMA loads");
+  std::string out = FormatKernels({op}, Format::kTable);
+  EXPECT_THAT(out, HasSubstr("rows,cols"));
+  EXPECT_THAT(out, HasSubstr("f32,bf16"));
+  EXPECT_THAT(out, HasSubstr("small(2) canonical(0)"));
+  EXPECT_THAT(out, HasSubstr("cpu_naive"));
+  EXPECT_THAT(out, HasSubstr("cuda sm90+"));
+  EXPECT_THAT(out, HasSubstr("TMA loads"));
+  std::string md = FormatKernels({op}, Format::kMarkdown);
+  EXPECT_THAT(md, HasSubstr("| rmsnorm | rows,cols |"));
+  v1::ListKernelsResponse back;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage("{\"ops\": " + FormatKernels({op}, Format::kJson) + "}", &back).ok());
+  EXPECT_EQ(back.ops(0).variants_size(), 2);
+}
+
+TEST(Format, ParseFormat) {
+  EXPECT_EQ(*ParseFormat("md"), Format::kMarkdown);
+  EXPECT_EQ(*ParseFormat("CSV"), Format::kCsv);
+  EXPECT_FALSE(ParseFormat("xml").ok());
+  EXPECT_THAT(std::string(ParseFormat("xml").status().message()), HasSubstr("--format"));
+}
+
+}  // namespace
+}  // namespace kbench::client
