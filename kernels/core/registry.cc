@@ -1,6 +1,7 @@
 #include "core/registry.h"
 
 #include "core/builtin_ops.h"
+#include "testing/fault_injection.h"
 
 namespace kbench::kernels {
 
@@ -46,6 +47,13 @@ Registry Build() {
 #ifdef KBENCH_HAVE_CUDA
   AddCudaVariants(r);
 #endif
+  if (FaultInjectionEnabled()) {
+    OpDef op = MakeFaultInjectionOp();
+#ifdef KBENCH_HAVE_CUDA
+    AddFaultInjectionCudaVariants(op);
+#endif
+    r.Add(std::move(op));
+  }
   return r;
 }
 

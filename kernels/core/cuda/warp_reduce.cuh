@@ -1,0 +1,52 @@
+// Warp and block reductions. Inside a warp, __shfl_xor_sync reduces 32 values in 5 register steps
+// with no shared memory and no barrier; across warps, each warp leaves one partial in shared memory
+// and every warp reduces those (at most 32) partials again: two barriers per block reduction instead
+// of one per level of a shared-memory tree. The xor butterfly gives every lane the same bits (a + b
+// == b + a exactly), so all threads agree on the result and the order is fixed: deterministic.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+namespace kbench::kernels::cuda {
+
+inline constexpr unsigned kFullWarp = 0xffffffffu;
+
+__device__ __forceinline__ float WarpSum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullWarp, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float WarpMax(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullWarp, v, offset));
+  return v;
+}
+
+// Sum over the block, returned to every thread. Every thread of the block must call it (it holds
+// barriers), and blockDim.x must be a multiple of 32. Safe to call repeatedly in one kernel: the
+// first barrier keeps a call from overwriting partials the previous call is still reading.
+__device__ __forceinline__ float BlockSum(float v) {
+  __shared__ float partial[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = WarpSum(v);
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  return WarpSum(lane < warps ? partial[lane] : 0.0f);
+}
+
+// Max over the block, returned to every thread (same rules as BlockSum).
+__device__ __forceinline__ float BlockMax(float v) {
+  __shared__ float partial[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = WarpMax(v);
+  __syncthreads();
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  return WarpMax(lane < warps ? partial[lane] : -INFINITY);
+}
+
+}  // namespace kbench::kernels::cuda

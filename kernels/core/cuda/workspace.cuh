@@ -1,0 +1,59 @@
+// Device scratch memory owned by a variant (the temporaries of an unfused ladder rung, the block
+// partials of a two-pass reduction). One buffer per (device, slot), allocated on first use and grown
+// when a larger problem needs more, then reused: no allocation inside a timed run after the first
+// (correctness) run of a problem size. It is not part of the op's tensors, so the cost model does not
+// count its traffic, which is the point of an unfused rung. Held for the life of the process.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace kbench::kernels::cuda {
+
+enum class WorkspaceSlot : int {
+  kSiluMulBiasTmp = 0,      // silu_mul_bias cuda_v1_unfused: the rows x cols intermediate
+  kReduceSumPartials = 1,   // reduce_sum cuda_v2_two_pass: one float per block of the first pass
+};
+
+// Sets *ptr to at least `bytes` of device memory of the current device for `slot`. Growing it
+// synchronizes the device (an old buffer may still be in use) and is refused while `stream` is being
+// captured into a graph: run the problem once outside capture first.
+inline cudaError_t GetWorkspace(WorkspaceSlot slot, size_t bytes, cudaStream_t stream, void** ptr) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+  };
+  static std::mutex mu;
+  // Never destroyed: freeing at process exit would race the driver's own teardown.
+  static auto* buffers = new std::map<std::pair<int, int>, Buffer>();
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  std::lock_guard<std::mutex> lock(mu);
+  Buffer& b = (*buffers)[{device, static_cast<int>(slot)}];
+  if (b.bytes >= bytes && b.data != nullptr) {
+    *ptr = b.data;
+    return cudaSuccess;
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (const cudaError_t e = cudaStreamIsCapturing(stream, &capture); e != cudaSuccess) return e;
+  if (capture != cudaStreamCaptureStatusNone) return cudaErrorStreamCaptureUnsupported;
+  if (b.data != nullptr) {
+    if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return e;
+    if (const cudaError_t e = cudaFree(b.data); e != cudaSuccess) return e;
+    b = Buffer{};
+  }
+  const size_t want = bytes == 0 ? 16 : bytes;
+  if (const cudaError_t e = cudaMalloc(&b.data, want); e != cudaSuccess) {
+    b = Buffer{};
+    return e;
+  }
+  b.bytes = want;
+  *ptr = b.data;
+  return cudaSuccess;
+}
+
+}  // namespace kbench::kernels::cuda

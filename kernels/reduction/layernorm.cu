@@ -1,0 +1,255 @@
+// layernorm on CUDA: out[r,c] = (x[r,c] - mean_r) / sqrt(var_r + 1e-5) * gamma[c] + beta[c], with the
+// population variance over cols; f32 or bf16 storage, float statistics. Memory-bound like rmsnorm,
+// with two statistics per row instead of one (DESIGN section 2; the series' chapter 4).
+//
+// Rungs:
+//   cuda_v1_two_pass       one 256-thread block per row, scalar loads: a pass for the mean, a second
+//                          for the sum of squared deviations (numerically safe, but x is read three
+//                          times counting the normalizing pass, with a block reduction after each).
+//   cuda_v2_welford_vec16  one block per row, 16-byte loads, the row kept in registers when it fits:
+//                          each thread runs Welford's single-pass update (count, mean, M2) one 16-byte
+//                          pack at a time, the threads' states combine with Chan's formula (two
+//                          warp-shuffle block sums), then the row is normalized from registers:
+//                          x read once.
+//                          Scalar accesses when cols is not a multiple of the vector width.
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/rows.cuh"
+#include "core/cuda/vec.cuh"
+#include "core/cuda/warp_reduce.cuh"
+#include "core/cuda_variants.h"
+#include "reduction/layernorm_ref.h"
+
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace kbench::kernels {
+namespace {
+
+using cuda::BlockSum;
+using cuda::FromFloat;
+using cuda::kRowBlock;
+using cuda::kVec16;
+using cuda::LoadFloats;
+using cuda::StoreFloats;
+using cuda::ToFloat;
+
+constexpr float kEps = static_cast<float>(kLayernormEps);
+constexpr int kV1Block = 256;
+
+// --- v1: two-pass statistics ---------------------------------------------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(kV1Block)
+    LayernormV1(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
+                int64_t cols) {
+  const T* xr = x + static_cast<int64_t>(blockIdx.x) * cols;
+  T* orow = out + static_cast<int64_t>(blockIdx.x) * cols;
+  float sum = 0.0f;
+  for (int64_t c = threadIdx.x; c < cols; c += kV1Block) sum += ToFloat(xr[c]);
+  const float mean = BlockSum(sum) / static_cast<float>(cols);
+  float sq = 0.0f;
+  for (int64_t c = threadIdx.x; c < cols; c += kV1Block) {
+    const float d = ToFloat(xr[c]) - mean;
+    sq += d * d;
+  }
+  const float rstd = rsqrtf(BlockSum(sq) / static_cast<float>(cols) + kEps);
+  for (int64_t c = threadIdx.x; c < cols; c += kV1Block)
+    orow[c] = FromFloat<T>((ToFloat(xr[c]) - mean) * rstd * ToFloat(gamma[c]) + ToFloat(beta[c]));
+}
+
+// --- v2: Welford, vectorized, row in registers --------------------------------------------------------
+struct Welford {
+  float n, mean, m2;  // count, running mean, sum of squared deviations from it
+};
+
+// Chan et al.'s merge of two partial states; an empty side leaves the other unchanged. Counts are
+// small integers, so the fast division (2 ulp) is as good as the IEEE one here, at a tenth the cost.
+__device__ __forceinline__ Welford Merge(const Welford& a, const Welford& b) {
+  const float n = a.n + b.n;
+  if (n == 0.0f) return a;
+  const float d = b.mean - a.mean, fb = __fdividef(b.n, n);
+  return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
+}
+
+// Welford's update, one pack at a time: the pack's own mean and M2 come from registers (exact
+// enough over kW values), then one merge. Per element it would be a division and a dependent
+// chain through the running mean per value; per pack the chain is kW times shorter.
+template <int kW>
+__device__ __forceinline__ void Update(Welford& w, const float (&v)[kW]) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kW; ++k) sum += v[k];
+  const float mean = sum * (1.0f / kW);
+  float m2 = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
+  w = Merge(w, {static_cast<float>(kW), mean, m2});
+}
+
+// Mean and rstd of the row, returned to every thread (every thread must call it). Chan's formula
+// for many partitions at once: mean = sum_t n_t mean_t / n, M2 = sum_t (M2_t + n_t (mean_t - mean)^2);
+// each thread's M2 is about its own mean, so nothing cancels, and the block needs two plain float
+// sums (warp shuffles, one shared slot per warp) instead of pairwise merges with divisions.
+__device__ __forceinline__ float2 BlockStats(const Welford& w, int64_t cols) {
+  const float mean = BlockSum(w.n * w.mean) / static_cast<float>(cols);
+  const float d = w.mean - mean;
+  const float m2 = BlockSum(w.m2 + w.n * d * d);
+  return make_float2(mean, rsqrtf(m2 / static_cast<float>(cols) + kEps));
+}
+
+template <typename T, int kW, int kPacks>
+__global__ void __launch_bounds__(kRowBlock, 1)
+    LayernormV2(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
+                int64_t cols) {
+  const T* xr = x + static_cast<int64_t>(blockIdx.x) * cols;
+  T* orow = out + static_cast<int64_t>(blockIdx.x) * cols;
+  const auto normalize_store = [&](int64_t p, float (&v)[kW], float2 stats) {
+    float g[kW], b[kW];
+    LoadFloats<T, kW>(gamma + p * kW, g);
+    LoadFloats<T, kW>(beta + p * kW, b);
+#pragma unroll
+    for (int k = 0; k < kW; ++k) v[k] = (v[k] - stats.x) * stats.y * g[k] + b[k];
+    StoreFloats<T, kW>(orow + p * kW, v);
+  };
+  Welford w{0.0f, 0.0f, 0.0f};
+  if constexpr (kPacks > 0) {
+    const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (the plan)
+    float v[kPacks][kW];
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) {
+        LoadFloats<T, kW>(xr + p * kW, v[j]);
+        Update<kW>(w, v[j]);
+      }
+    }
+    const float2 stats = BlockStats(w, cols);
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) normalize_store(p, v[j], stats);
+    }
+  } else {
+    // Row too wide for registers: Welford over the row, then read it again to normalize.
+    const int64_t packs = cols / kW;
+    for (int64_t p = threadIdx.x; p < packs; p += blockDim.x) {
+      float v[kW];
+      LoadFloats<T, kW>(xr + p * kW, v);
+      Update<kW>(w, v);
+    }
+    const float2 stats = BlockStats(w, cols);
+    for (int64_t p = threadIdx.x; p < packs; p += blockDim.x) {
+      float v[kW];
+      LoadFloats<T, kW>(xr + p * kW, v);
+      normalize_store(p, v, stats);
+    }
+  }
+}
+
+template <typename T>
+using V2Fn = void (*)(const T*, const T*, const T*, T*, int64_t);
+
+template <typename T>
+struct V2Launch {
+  V2Fn<T> kernel;
+  cuda::RowPlan plan;
+};
+
+template <typename T>
+V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
+  V2Launch<T> l;
+  l.plan = cuda::PlanRow(cols, kVec16<T>, vec_ok);
+  if (l.plan.width == 1) {
+    l.kernel = cuda::PickPacks<cuda::kRowCacheFloats>(
+        l.plan.packs, [](auto k) -> V2Fn<T> { return &LayernormV2<T, 1, decltype(k)::value>; });
+  } else {
+    l.kernel = cuda::PickPacks<cuda::kRowCacheFloats / kVec16<T>>(
+        l.plan.packs, [](auto k) -> V2Fn<T> { return &LayernormV2<T, kVec16<T>, decltype(k)::value>; });
+  }
+  return l;
+}
+
+// --- launchers ---------------------------------------------------------------------------------------
+struct Args {
+  const void *x, *gamma, *beta;
+  void* out;
+  int64_t rows, cols;
+};
+
+template <typename T>
+int LaunchV1(const Args& a, cudaStream_t s) {
+  LayernormV1<T><<<static_cast<unsigned>(a.rows), kV1Block, 0, s>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+      static_cast<T*>(a.out), a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <typename T>
+int LaunchV2(const Args& a, cudaStream_t s) {
+  const bool vec_ok =
+      cuda::Aligned16(a.x) && cuda::Aligned16(a.gamma) && cuda::Aligned16(a.beta) && cuda::Aligned16(a.out);
+  const auto l = PickV2<T>(a.cols, vec_ok);
+  l.kernel<<<static_cast<unsigned>(a.rows), l.plan.threads, 0, s>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+      static_cast<T*>(a.out), a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+// --- registration ------------------------------------------------------------------------------------
+template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
+int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const Args a{t[0].data, t[1].data, t[2].data, t[3].data, p.dim("rows"), p.dim("cols")};
+  if (a.rows <= 0 || a.cols <= 0) return 0;  // nothing to write
+  return cuda::DispatchDtype(p.dtype, [&](auto tag) {
+    return sizeof(tag) == 4 ? L32(a, cuda::AsStream(stream)) : L16(a, cuda::AsStream(stream));
+  });
+}
+
+template <typename T>
+std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
+  const std::string type = cuda::TypeName<T>();
+  if (rung == 1) return {{"LayernormV1<" + type + ">", (const void*)&LayernormV1<T>, kV1Block, 0}};
+  const auto l = PickV2<T>(p.dim("cols"), true);
+  return {{"LayernormV2<" + type + ",w" + std::to_string(l.plan.width) +
+               (l.plan.packs ? ",regs" + std::to_string(l.plan.packs) : std::string(",loop")) + ">",
+           (const void*)l.kernel, l.plan.threads, 0}};
+}
+
+template <int kRung>
+std::vector<LaunchInfo> LaunchesOf(const Problem& p) {
+  return p.dtype == Dtype::kBF16 ? Launches<__nv_bfloat16>(kRung, p) : Launches<float>(kRung, p);
+}
+
+std::string RowGridSkip(const Problem& p) {
+  return p.dim("rows") > INT_MAX ? "rows over 2^31-1: one block per row exceeds gridDim.x" : "";
+}
+
+}  // namespace
+
+void AddLayernormCudaVariants(OpDef& op) {
+  const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
+  op.variants.push_back({
+      .name = "cuda_v1_two_pass",
+      .description = "Block per row, scalar loads: mean in one pass, squared deviations in a second, then "
+                     "normalize: x read three times, a block reduction after each of the first two.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV1<float>, LaunchV1<__nv_bfloat16>>,
+      .launches = LaunchesOf<1>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v2_welford_vec16",
+      .description = "Block per row, 16-byte loads, row in registers: Welford's single-pass mean/variance "
+                     "per thread, combined with Chan's formula across the block; x read once.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV2<float>, LaunchV2<__nv_bfloat16>>,
+      .launches = LaunchesOf<2>,
+  });
+}
+
+}  // namespace kbench::kernels

@@ -1,0 +1,285 @@
+// softmax on CUDA, over cols: out[r,c] = exp(x[r,c] - m_r) / sum_c exp(x[r,c] - m_r), m_r the row max;
+// f32 or bf16 storage, float arithmetic. Memory-bound: the rungs differ in how many times a row is
+// read (DESIGN section 2; the series' chapter 4 ladder).
+//
+// Rungs:
+//   cuda_v1_three_pass  one block per row, three passes over the row: the max, the sum of
+//                       exp(x - max), then the normalized write. x is read three times.
+//   cuda_v2_online      one block per row, online softmax: one pass keeps a running max m and a sum
+//                       l rescaled whenever m grows (l' = l * e^(m - m') + sum e^(x - m')), the
+//                       threads' (m, l) states combine as m = max m_t, l = sum l_t e^(m_t - m); then
+//                       one writing pass. x is read twice.
+//   cuda_v3_warp_row    one warp per row, the row held in registers (16-byte loads when cols is a
+//                       multiple of the vector width): x read once, no shared memory, no barrier;
+//                       rows wider than 4096 (128 values per lane) skip. With scalar loads (cols not
+//                       a multiple of the width, or unaligned pointers) a lane holds at most 64
+//                       values; wider such rows run v2's kernel instead.
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/rows.cuh"
+#include "core/cuda/vec.cuh"
+#include "core/cuda/warp_reduce.cuh"
+#include "core/cuda_variants.h"
+
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace kbench::kernels {
+namespace {
+
+using cuda::BlockMax;
+using cuda::BlockSum;
+using cuda::CeilDiv;
+using cuda::FromFloat;
+using cuda::kVec16;
+using cuda::LoadFloats;
+using cuda::StoreFloats;
+using cuda::ToFloat;
+
+constexpr int kBlock = 256;         // v1, v2: threads per row
+constexpr int kChunk = 4;           // v2: elements per online update
+constexpr int kV3Block = 128;       // v3: 4 rows per block
+constexpr int kV3MaxPerLane = 128;  // v3: values of a row one lane keeps in registers (16-byte loads)
+constexpr int kV3MaxScalar = 64;    // v3 with scalar loads: one predicate per value costs registers too
+constexpr int64_t kV3MaxCols = 32 * kV3MaxPerLane;
+
+// --- v1: three passes ---------------------------------------------------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(kBlock) SoftmaxV1(const T* __restrict__ x, T* __restrict__ out, int64_t cols) {
+  const T* xr = x + static_cast<int64_t>(blockIdx.x) * cols;
+  T* orow = out + static_cast<int64_t>(blockIdx.x) * cols;
+  float m = -INFINITY;
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) m = fmaxf(m, ToFloat(xr[c]));
+  m = BlockMax(m);
+  float l = 0.0f;
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) l += expf(ToFloat(xr[c]) - m);
+  const float inv_l = 1.0f / BlockSum(l);
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) orow[c] = FromFloat<T>(expf(ToFloat(xr[c]) - m) * inv_l);
+}
+
+// --- v2: online (m, l), then one writing pass --------------------------------------------------------
+struct MaxSum {
+  float m, l;  // running max, and the sum of exp(x - m)
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock) SoftmaxV2(const T* __restrict__ x, T* __restrict__ out, int64_t cols) {
+  const T* xr = x + static_cast<int64_t>(blockIdx.x) * cols;
+  T* orow = out + static_cast<int64_t>(blockIdx.x) * cols;
+  MaxSum s{-INFINITY, 0.0f};
+  // kChunk strided elements at a time: their loads and exps are independent, and the running sum is
+  // rescaled once per chunk (when its max grows) instead of sitting in a per-element dependent chain.
+  for (int64_t c0 = threadIdx.x; c0 < cols; c0 += kBlock * kChunk) {
+    float v[kChunk];
+    float chunk_max = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) {
+      const int64_t c = c0 + u * kBlock;
+      v[u] = c < cols ? ToFloat(xr[c]) : -INFINITY;
+      chunk_max = fmaxf(chunk_max, v[u]);
+    }
+    const float m = fmaxf(s.m, chunk_max);  // finite: element c0 exists
+    float add = 0.0f;
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) add += expf(v[u] - m);  // exp(-inf) = 0 for the missing ones
+    s.l = s.l * expf(s.m - m) + add;                          // exp(-inf) = 0 on the first chunk
+    s.m = m;
+  }
+  // Across threads: the block max first, then each thread rescales its own sum once and the sums
+  // add up. The same result as merging (m, l) pairs pairwise, with one exp per thread instead of
+  // two per merge step on the reduction's critical path.
+  const float m = BlockMax(s.m);
+  const float l = BlockSum(s.m == -INFINITY ? 0.0f : s.l * expf(s.m - m));
+  s = {m, l};
+  const float inv_l = 1.0f / s.l;
+  for (int64_t c = threadIdx.x; c < cols; c += kBlock) orow[c] = FromFloat<T>(expf(ToFloat(xr[c]) - s.m) * inv_l);
+}
+
+// --- v3: warp per row, row in registers --------------------------------------------------------------
+template <typename T, int kW, int kPacks>
+__global__ void __launch_bounds__(kV3Block, 1)
+    SoftmaxV3(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
+  // kPacks == 0 (a row wider than the registers hold) is never launched: skip_reason refuses it.
+  if constexpr (kPacks == 0) return;
+  const int lane = threadIdx.x & 31;
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * (kV3Block / 32) + (threadIdx.x >> 5);
+  if (r >= rows) return;  // a whole warp leaves together; no block barrier follows
+  // Per-lane base pointers: pack j of a lane is at a compile-time offset (j * 32 * kW elements).
+  const T* xr = x + r * cols + lane * kW;
+  T* orow = out + r * cols + lane * kW;
+  const int packs = static_cast<int>(cols / kW);  // cols <= kV3MaxCols
+  float v[kPacks > 0 ? kPacks : 1][kW];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    const int p = lane + 32 * j;
+    if (p < packs) {
+      LoadFloats<T, kW>(xr + j * 32 * kW, v[j]);
+#pragma unroll
+      for (int k = 0; k < kW; ++k) m = fmaxf(m, v[j][k]);
+    }
+  }
+  m = cuda::WarpMax(m);
+  float l = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    if (lane + 32 * j < packs) {
+#pragma unroll
+      for (int k = 0; k < kW; ++k) {
+        v[j][k] = expf(v[j][k] - m);
+        l += v[j][k];
+      }
+    }
+  }
+  const float inv_l = 1.0f / cuda::WarpSum(l);
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    const int p = lane + 32 * j;
+    if (p < packs) {
+#pragma unroll
+      for (int k = 0; k < kW; ++k) v[j][k] *= inv_l;
+      StoreFloats<T, kW>(orow + j * 32 * kW, v[j]);
+    }
+  }
+}
+
+template <typename T>
+using V3Fn = void (*)(const T*, T*, int64_t, int64_t);
+
+template <typename T>
+struct V3Launch {
+  V3Fn<T> kernel;   // nullptr: the row does not fit in registers with scalar loads (use v2's kernel)
+  int width, per_lane;
+};
+
+template <typename T>
+V3Launch<T> PickV3(int64_t cols, bool vec_ok) {
+  const int width = vec_ok && cols % kVec16<T> == 0 ? kVec16<T> : 1;
+  int per_lane = 1;
+  while (per_lane < CeilDiv(cols / width, 32)) per_lane *= 2;
+  V3Fn<T> k;
+  if (width == 1) {
+    if (per_lane > kV3MaxScalar) return {nullptr, width, per_lane};
+    k = cuda::PickPacks<kV3MaxScalar>(per_lane, [](auto p) -> V3Fn<T> { return &SoftmaxV3<T, 1, decltype(p)::value>; });
+  } else {
+    k = cuda::PickPacks<kV3MaxPerLane / kVec16<T>>(
+        per_lane, [](auto p) -> V3Fn<T> { return &SoftmaxV3<T, kVec16<T>, decltype(p)::value>; });
+  }
+  return {k, width, per_lane};
+}
+
+// --- launchers ---------------------------------------------------------------------------------------
+struct Args {
+  const void* x;
+  void* out;
+  int64_t rows, cols;
+};
+
+template <typename T>
+int LaunchV1(const Args& a, cudaStream_t s) {
+  SoftmaxV1<T><<<static_cast<unsigned>(a.rows), kBlock, 0, s>>>(static_cast<const T*>(a.x), static_cast<T*>(a.out),
+                                                                  a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <typename T>
+int LaunchV2(const Args& a, cudaStream_t s) {
+  SoftmaxV2<T><<<static_cast<unsigned>(a.rows), kBlock, 0, s>>>(static_cast<const T*>(a.x), static_cast<T*>(a.out),
+                                                                  a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <typename T>
+int LaunchV3(const Args& a, cudaStream_t s) {
+  if (a.cols > kV3MaxCols) return static_cast<int>(cudaErrorInvalidValue);  // skip_reason says so
+  const auto l = PickV3<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out));
+  if (l.kernel == nullptr) return LaunchV2<T>(a, s);  // wide row, scalar loads only: online block per row
+  l.kernel<<<static_cast<unsigned>(CeilDiv(a.rows, kV3Block / 32)), kV3Block, 0, s>>>(
+      static_cast<const T*>(a.x), static_cast<T*>(a.out), a.rows, a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+// --- registration ------------------------------------------------------------------------------------
+template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
+int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const Args a{t[0].data, t[1].data, p.dim("rows"), p.dim("cols")};
+  if (a.rows <= 0 || a.cols <= 0) return 0;  // nothing to write
+  return cuda::DispatchDtype(p.dtype, [&](auto tag) {
+    return sizeof(tag) == 4 ? L32(a, cuda::AsStream(stream)) : L16(a, cuda::AsStream(stream));
+  });
+}
+
+template <typename T>
+std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
+  const std::string type = cuda::TypeName<T>();
+  const int64_t cols = p.dim("cols");
+  switch (rung) {
+    case 1: return {{"SoftmaxV1<" + type + ">", (const void*)&SoftmaxV1<T>, kBlock, 0}};
+    case 2: return {{"SoftmaxV2<" + type + ">", (const void*)&SoftmaxV2<T>, kBlock, 0}};
+    default: {
+      if (cols > kV3MaxCols) return {};
+      const auto l = PickV3<T>(cols, true);
+      if (l.kernel == nullptr) return Launches<T>(2, p);
+      return {{"SoftmaxV3<" + type + ",w" + std::to_string(l.width) + ",perlane" + std::to_string(l.per_lane) + ">",
+               (const void*)l.kernel, kV3Block, 0}};
+    }
+  }
+}
+
+template <int kRung>
+std::vector<LaunchInfo> LaunchesOf(const Problem& p) {
+  return p.dtype == Dtype::kBF16 ? Launches<__nv_bfloat16>(kRung, p) : Launches<float>(kRung, p);
+}
+
+std::string RowGridSkip(const Problem& p) {
+  return p.dim("rows") > INT_MAX ? "rows over 2^31-1: one block per row exceeds gridDim.x" : "";
+}
+
+std::string V3Skip(const Problem& p) {
+  if (p.dim("cols") > kV3MaxCols)
+    return "cols " + std::to_string(p.dim("cols")) +
+           " > 4096: one warp per row keeps at most 128 values per lane in registers (see cuda_v2_online)";
+  return "";
+}
+
+}  // namespace
+
+void AddSoftmaxCudaVariants(OpDef& op) {
+  const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
+  op.variants.push_back({
+      .name = "cuda_v1_three_pass",
+      .description = "Block per row, three passes (max, sum of exp, normalize): x read three times.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV1<float>, LaunchV1<__nv_bfloat16>>,
+      .launches = LaunchesOf<1>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v2_online",
+      .description = "Block per row, online softmax: running max and rescaled sum in one pass, merged "
+                     "across threads, then one writing pass: x read twice.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV2<float>, LaunchV2<__nv_bfloat16>>,
+      .launches = LaunchesOf<2>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v3_warp_row",
+      .description = "One warp per row, row held in registers with 16-byte loads (cols <= 4096): x read "
+                     "once, warp shuffles only, no shared memory or barrier. Rows over 2048 that need "
+                     "scalar loads (odd widths, unaligned) run the online kernel.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = V3Skip,
+      .run_cuda = Run<LaunchV3<float>, LaunchV3<__nv_bfloat16>>,
+      .launches = LaunchesOf<3>,
+  });
+}
+
+}  // namespace kbench::kernels
