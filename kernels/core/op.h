@@ -104,6 +104,14 @@ struct OpDef {
   // in order; outputs: one vector per output spec, sized numel.
   std::function<void(const Problem&, std::span<const Tensor> inputs, std::vector<std::vector<double>>& outputs)>
       reference;
+  // Optional (CUDA builds): the same reference computed on the device in fp64, for problems too large
+  // for the CPU one (GEMM 8192^3). inputs: device tensors of the input specs, in order; outputs:
+  // device arrays of double, one per output spec, sized numel. Returns a cudaError_t (0 on success).
+  // Tested against `reference` on small problems.
+  std::function<int(const Problem&, std::span<const Tensor> inputs, std::span<double* const> outputs, void* stream)>
+      gpu_reference;
+  // The backend uses gpu_reference (when set) for problems whose cost exceeds this many FLOPs.
+  double gpu_reference_above_flops = 2e9;
   std::function<Tolerance(Dtype)> tolerance;
   // Optional: a tolerance that depends on the problem, not only on its dtype (a sum over N terms has
   // a rounding error that grows with N). When set, correctness checks use it instead of `tolerance`.
