@@ -1,0 +1,214 @@
+#include "worker/agent.h"
+
+#include "worker/lease_reporter.h"
+
+namespace kbench::worker {
+namespace {
+
+// api::MakeChannel, plus a short reconnect backoff: gRPC's default grows to two minutes, and a
+// worker must find a restarted coordinator within about a second, not minutes later.
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const api::ChannelOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
+  args.SetMaxSendMessageSize(api::kMaxMessageBytes);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
+Agent::Agent(AgentConfig config, WorkerNode& node)
+    : config_(std::move(config)),
+      node_(node),
+      stub_(v1::Coordinator::NewStub(CoordinatorChannel(config_.coordinator))),
+      heartbeat_(config_.default_heartbeat) {}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::Start() {
+  lease_thread_ = std::thread([this] { LeaseLoop(); });
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+}
+
+void Agent::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (grpc::ClientContext* ctx : in_flight_) ctx->TryCancel();
+    if (running_ != nullptr) running_->Cancel();
+  }
+  cv_.notify_all();
+  if (lease_thread_.joinable()) lease_thread_.join();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+}
+
+std::string Agent::worker_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return worker_id_;
+}
+
+bool Agent::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
+bool Agent::WaitFor(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [this] { return stopping_; });
+  return !stopping_;
+}
+
+template <class Fn>
+grpc::Status Agent::Call(Fn&& fn) {
+  std::unique_ptr<grpc::ClientContext> ctx = api::MakeContext(config_.coordinator, config_.rpc_timeout);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "the agent is stopping");
+    in_flight_.insert(ctx.get());
+  }
+  grpc::Status s = fn(ctx.get());
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.erase(ctx.get());
+  return s;
+}
+
+bool Agent::EnsureRegistered() {
+  std::lock_guard<std::mutex> registering(register_mu_);
+  std::string previous;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    if (!worker_id_.empty()) return true;
+    previous = last_id_;
+  }
+  Backoff backoff(config_.retry_initial, config_.retry_max);
+  while (!stopping()) {
+    v1::RegisterWorkerRequest request;
+    *request.mutable_info() = node_.Info();
+    request.mutable_info()->set_worker_id(previous);
+    v1::RegisterWorkerResponse response;
+    grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->RegisterWorker(ctx, request, &response); });
+    if (s.ok() && !response.worker_id().empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        worker_id_ = last_id_ = response.worker_id();
+        heartbeat_ = response.heartbeat_interval_ms() > 0 ? std::chrono::milliseconds(response.heartbeat_interval_ms())
+                                                          : config_.default_heartbeat;
+      }
+      node_.set_worker_id(response.worker_id());
+      if (config_.on_registered) config_.on_registered(response.worker_id());
+      return true;
+    }
+    if (!WaitFor(backoff.Next())) return false;
+  }
+  return false;
+}
+
+void Agent::Forget(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (worker_id_ == id) worker_id_.clear();
+}
+
+void Agent::HeartbeatLoop() {
+  while (EnsureRegistered()) {
+    std::chrono::milliseconds interval;
+    std::string id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      interval = heartbeat_;
+    }
+    if (!WaitFor(interval)) return;
+    id = worker_id();
+    if (id.empty()) continue;
+    v1::HeartbeatRequest request;
+    request.set_worker_id(id);
+    v1::HeartbeatResponse response;
+    grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->Heartbeat(ctx, request, &response); });
+    if (s.ok()) {
+      for (const std::string& job : response.cancelled_job_ids()) node_.CancelJob(job);
+    } else if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+      Forget(id);
+    }
+    // Other errors (coordinator down): try again at the next interval.
+  }
+}
+
+void Agent::LeaseLoop() {
+  Backoff idle(config_.idle_initial, config_.idle_max);
+  Backoff retry(config_.retry_initial, config_.retry_max);
+  while (EnsureRegistered()) {
+    absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice();
+    if (!device.ok()) {
+      if (absl::IsUnavailable(device.status())) return;  // Shutting down.
+      if (!WaitFor(idle.Next())) return;                  // A direct RunJob holds the device.
+      continue;
+    }
+    const std::string id = worker_id();
+    v1::LeaseJobRequest request;
+    request.set_worker_id(id);
+    v1::LeaseJobResponse response;
+    grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); });
+    if (!s.ok()) {
+      if (s.error_code() == grpc::StatusCode::NOT_FOUND) Forget(id);  // Registers again, next turn.
+      if (!WaitFor(retry.Next())) return;
+      continue;
+    }
+    retry.Reset();
+    if (!response.granted()) {
+      device->reset();  // Free the device for direct jobs while waiting.
+      if (!WaitFor(idle.Next())) return;
+      continue;
+    }
+    idle.Reset();
+    RunLeased(response, **device);
+  }
+}
+
+void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
+  const v1::Job& job = leased.job();
+  const std::string& lease_id = leased.lease_id();
+  device.set_job_id(job.job_id());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = &device;
+    if (stopping_) device.Cancel();
+  }
+  struct Unregister {
+    Agent* agent;
+    ~Unregister() {
+      std::lock_guard<std::mutex> lock(agent->mu_);
+      agent->running_ = nullptr;
+    }
+  } unregister{this};
+
+  Backoff retry(config_.retry_initial, config_.retry_max);
+  auto complete = [&](bool failed, const std::string& error) {
+    v1::CompleteJobRequest request;
+    request.set_lease_id(lease_id);
+    request.set_failed(failed);
+    request.set_error(error);
+    while (!stopping()) {
+      v1::CompleteJobResponse response;
+      grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->CompleteJob(ctx, request, &response); });
+      if (s.ok() || IsLeaseLost(s) || !WaitFor(retry.Next())) return;
+    }
+  };
+
+  absl::StatusOr<JobPlan> plan = node_.runner().Plan(job.spec());
+  if (!plan.ok()) return complete(true, plan.status().ToString());
+
+  const JobContext context{.job_id = job.job_id(), .worker_id = worker_id(), .attempt = job.attempts()};
+  LeaseReporter reporter(
+      *stub_, [this](const auto& fn) { return Call(fn); }, leased, static_cast<int32_t>(plan->items.size()), device);
+  node_.runner().Run(*plan, context, device.cancel(), [&](const v1::RunJobEvent& e) { reporter.OnEvent(e); });
+  // A lost lease: the coordinator has given the job to another attempt. Stopping: abandoned, and
+  // re-queued when the lease expires.
+  while (!reporter.lease_lost() && !reporter.Flush()) {
+    if (!WaitFor(retry.Next())) return;
+  }
+  if (!reporter.lease_lost() && !stopping()) complete(false, "");
+}
+
+}  // namespace kbench::worker

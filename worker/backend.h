@@ -1,0 +1,46 @@
+// The Backend seam: one device a worker measures on (the host CPU now, a CUDA GPU next). The job
+// runner talks only to this interface, so a backend can later live in a runner child process.
+#pragma once
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "core/op.h"
+#include "kbench/v1/device.pb.h"
+#include "kbench/v1/job.pb.h"
+#include "kbench/v1/result.pb.h"
+#include "worker/cancel.h"
+
+namespace kbench::worker {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual kernels::Backend kind() const = 0;
+  virtual v1::DeviceInfo device() const = 0;
+  // Measures the device's ceilings (copy bandwidth, peak FLOP/s per dtype). Slow: seconds.
+  virtual absl::StatusOr<v1::Calibration> Calibrate() = 0;
+  // Vendor peaks for a known device model; none for the CPU backend.
+  virtual std::optional<v1::DatasheetPeaks> datasheet() const = 0;
+
+  // Checks and times one variant on one problem. settings has its defaults filled (settings.h).
+  // Never throws: an exception becomes RUNTIME_ERROR with its text. Fills op, variant, problem,
+  // status (+ message), correctness, timing, roofline and device; the job fields are the runner's.
+  virtual v1::Result MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
+                                const kernels::Problem& problem, const v1::MeasurementSettings& settings,
+                                const CancelFlag& cancel) = 0;
+
+  // True once the device context is unusable (a sticky CUDA error): the runner process that owns
+  // it must exit, and the worker starts a fresh one.
+  virtual bool context_lost() const { return false; }
+
+  // The ceilings used for the roofline of every result (from Calibrate() or a cache).
+  void set_calibration(const v1::Calibration& c) { calibration_ = c; }
+  const std::optional<v1::Calibration>& calibration() const { return calibration_; }
+
+ private:
+  std::optional<v1::Calibration> calibration_;
+};
+
+}  // namespace kbench::worker

@@ -1,0 +1,79 @@
+#include "worker/calibration_cache.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+
+namespace kbench::worker {
+
+std::string DefaultCalibrationCachePath(absl::string_view device_uuid) {
+  std::string dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') dir = xdg;
+  else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') dir = absl::StrCat(home, "/.cache");
+  else return "";
+  return absl::StrCat(dir, "/kbench/calibration-", device_uuid, ".txt");
+}
+
+absl::StatusOr<v1::Calibration> LoadCalibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("no calibration cache at ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  v1::Calibration c;
+  if (!google::protobuf::TextFormat::ParseFromString(ss.str(), &c))
+    return absl::DataLossError(absl::StrCat("unreadable calibration cache ", path));
+  return c;
+}
+
+absl::Status SaveCalibration(const std::string& path, const v1::Calibration& calibration) {
+  std::string text;
+  if (!google::protobuf::TextFormat::PrintToString(calibration, &text))
+    return absl::InternalError("could not print the calibration");
+  std::error_code ec;
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", p.parent_path().string(), ": ", ec.message()));
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp));
+  }
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CalibrationOutcome> LoadOrCalibrate(Backend& backend, const CalibrationCacheOptions& options) {
+  CalibrationOutcome out;
+  const std::string uuid = backend.device().uuid();
+  out.path = options.path.empty() ? DefaultCalibrationCachePath(uuid) : options.path;
+  if (!options.recalibrate && !out.path.empty()) {
+    absl::StatusOr<v1::Calibration> cached = LoadCalibration(out.path);
+    if (cached.ok() && cached->device_uuid() == uuid && cached->copy_bytes_per_second() > 0 &&
+        (options.quick || !absl::StartsWith(cached->method(), kQuickCalibrationPrefix))) {
+      out.calibration = *cached;
+      out.from_cache = true;
+      backend.set_calibration(out.calibration);
+      return out;
+    }
+  }
+  absl::StatusOr<v1::Calibration> measured = backend.Calibrate();
+  if (!measured.ok()) return measured.status();
+  out.calibration = *measured;
+  backend.set_calibration(out.calibration);
+  if (!out.path.empty()) out.save_status = SaveCalibration(out.path, out.calibration);
+  return out;
+}
+
+}  // namespace kbench::worker

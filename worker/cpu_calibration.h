@@ -1,0 +1,42 @@
+// Ceilings of the host for the CPU backend: a STREAM-like parallel copy (bytes read + written) and
+// an FMA loop over every hardware thread. Both report the best repetition: a ceiling is the most the
+// machine can do, and noise only ever makes a repetition slower.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "kbench/v1/device.pb.h"
+
+namespace kbench::worker {
+
+struct CpuCalibrationOptions {
+  int threads = 1;
+  int64_t llc_bytes = 0;
+  // For tests: fewer repetitions and iterations, and copy buffers of 4 x LLC within [32, 256] MiB.
+  bool quick = false;
+};
+
+struct CopyMeasurement {
+  double bytes_per_second = 0;  // 2 * buffer_bytes / best time
+  int64_t buffer_bytes = 0;     // Each of source and destination.
+  int reps = 0;
+};
+// Copies buffer_bytes from one buffer into another, split over `threads`, `reps` times.
+CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps);
+
+struct FmaMeasurement {
+  double flops_per_second = 0;  // 2 FLOPs per FMA lane
+  std::string isa;              // "avx512f", "avx2+fma" or "generic"
+  int lanes = 0, chains = 0;
+  int reps = 0;
+};
+// Independent float FMA chains in vector registers, `iterations` per thread, `reps` times.
+FmaMeasurement MeasureFma(int threads, int64_t iterations, int reps);
+
+// Both measurements; the FMA peak is stored for "f32" and for "bf16" (CPU bf16 math runs in f32).
+// The source and destination buffers are each max(4 x LLC, 128 MiB): 256 MiB at least in all.
+absl::StatusOr<v1::Calibration> CalibrateCpu(const CpuCalibrationOptions& options, const std::string& device_uuid);
+
+}  // namespace kbench::worker

@@ -1,0 +1,223 @@
+// kbench-worker: serves the Worker service and, given a coordinator, pulls jobs from it.
+// Flags live here only; everything below main() takes configuration structs.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "api/channel.h"
+#include "core/registry.h"
+#include "grpcpp/grpcpp.h"
+#include "worker/agent.h"
+#include "worker/calibration_cache.h"
+#include "worker/cpu_backend.h"
+#include "worker/worker_node.h"
+#include "worker/worker_service.h"
+
+ABSL_FLAG(std::string, coordinator, "", "Coordinator host:port to pull jobs from; empty: only serve");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0",
+          "host:port of the Worker service (port 0 picks a free one); empty: do not serve");
+ABSL_FLAG(std::string, name, "", "Worker name; default the host name");
+ABSL_FLAG(std::vector<std::string>, label, {}, "Labels k=v, repeatable or comma-separated (--label gpu=a,rack=3)");
+ABSL_FLAG(std::string, backend, "auto", "Backend: auto or cpu (auto: cpu until the CUDA backend lands)");
+ABSL_FLAG(std::string, calibration_cache, "",
+          "Calibration cache file; default $XDG_CACHE_HOME or ~/.cache/kbench/calibration-<device uuid>.txt");
+ABSL_FLAG(bool, recalibrate, false, "Measure the device's ceilings even when the cache holds them");
+ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still measured): for tests");
+ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator");
+
+namespace kbench::worker {
+namespace {
+
+// Rewrites argv for absl: dashes in flag names become underscores (--quick-calibration is
+// --quick_calibration), and every --label is folded into one comma list, as absl keeps only the
+// last value of a repeated flag.
+std::vector<char*> NormalizeArgs(int argc, char** argv, std::vector<std::string>& storage) {
+  std::vector<std::string> labels, args;
+  bool flags_done = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (flags_done || a.size() < 2 || a[0] != '-') {
+      args.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      flags_done = true;
+      args.push_back(a);
+      continue;
+    }
+    const size_t dashes = a[1] == '-' ? 2 : 1;
+    const size_t name_end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + static_cast<long>(dashes), a.begin() + static_cast<long>(name_end), '-', '_');
+    const std::string name = a.substr(dashes, name_end - dashes);
+    if (name == "label") {
+      if (name_end < a.size()) labels.push_back(a.substr(name_end + 1));
+      else if (i + 1 < argc) labels.emplace_back(argv[++i]);
+      continue;
+    }
+    args.push_back(a);
+  }
+  if (!labels.empty()) args.insert(args.begin(), "--label=" + absl::StrJoin(labels, ","));
+  storage.reserve(args.size() + 1);
+  storage.emplace_back(argv[0]);
+  for (auto& a : args) storage.push_back(std::move(a));
+  std::vector<char*> out;
+  for (auto& a : storage) out.push_back(a.data());
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> labels;
+  for (const std::string& item : items) {
+    if (item.empty()) continue;
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || item.find('=') == std::string::npos)
+      return absl::InvalidArgumentError(absl::StrCat("--label: expected k=v, got '", item, "'"));
+    labels[kv.first] = kv.second;
+  }
+  return labels;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "worker";
+  return buf;
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "kbench-worker: " << s.message() << "\n";
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "measures kernels on this host's devices, for a caller (the Worker service) or a coordinator.\n"
+      "  kbench-worker [--listen 127.0.0.1:0] [--coordinator host:port] [--label k=v]...");
+  // --help lists the flags of this file (absl's default looks for a file named after the binary).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/main.cc"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.normalize_filename = [](absl::string_view file) {
+    const size_t at = file.rfind("worker/");
+    return std::string(at == absl::string_view::npos ? file : file.substr(at));
+  };
+  absl::SetFlagsUsageConfig(usage);
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormalizeArgs(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+
+  // SIGTERM/SIGINT are taken by sigwait below; blocked before any thread starts so none takes them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_label));
+  if (!labels.ok()) return Fail(labels.status());
+  const std::string backend_name = absl::GetFlag(FLAGS_backend);
+  if (backend_name != "auto" && backend_name != "cpu")
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--backend: '", backend_name, "' is not available in this build (known: auto, cpu)")));
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  const std::string coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (listen.empty() && coordinator.empty())
+    return Fail(absl::InvalidArgumentError("nothing to do: give --listen, --coordinator or both"));
+
+  auto backend = std::make_unique<CpuBackend>(CpuBackendOptions{.quick_calibration = absl::GetFlag(FLAGS_quick_calibration)});
+  absl::StatusOr<CalibrationOutcome> calibration =
+      LoadOrCalibrate(*backend, {.path = absl::GetFlag(FLAGS_calibration_cache),
+                                 .recalibrate = absl::GetFlag(FLAGS_recalibrate),
+                                 .quick = absl::GetFlag(FLAGS_quick_calibration)});
+  if (!calibration.ok()) return Fail(calibration.status());
+  const v1::Calibration& c = calibration->calibration;
+  std::cerr << "kbench-worker: " << backend->device().name() << ": copy "
+            << c.copy_bytes_per_second() / 1e9 << " GB/s, f32 "
+            << c.peak_flops_per_second().at("f32") / 1e9 << " GFLOP/s ("
+            << (calibration->from_cache ? "cached in " : "measured; ") << calibration->path << ")\n";
+  if (!calibration->save_status.ok())
+    std::cerr << "kbench-worker: calibration not cached: " << calibration->save_status.message() << "\n";
+
+  WorkerConfig config{.name = absl::GetFlag(FLAGS_name).empty() ? HostName() : absl::GetFlag(FLAGS_name),
+                      .labels = *labels,
+                      .suite_version = kernels::SuiteVersion()};
+  WorkerNode node(std::move(config), std::move(backend), kernels::BuiltinRegistry());
+
+  WorkerService service(node);
+  std::unique_ptr<grpc::Server> server;
+  if (!listen.empty()) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
+    builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+    if (server == nullptr || port == 0)
+      return Fail(absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", listen)));
+    const std::string host = listen.substr(0, listen.rfind(':'));
+    const std::string address = absl::StrCat(host, ":", port);
+    node.set_address(address);
+    std::cout << "kbench-worker listening on " << address << std::endl;
+  }
+
+  std::unique_ptr<Agent> agent;
+  if (!coordinator.empty()) {
+    AgentConfig agent_config;
+    agent_config.coordinator = {.address = coordinator, .token = absl::GetFlag(FLAGS_token)};
+    agent_config.on_registered = [](const std::string& id) {
+      std::cout << "kbench-worker registered as " << id << std::endl;
+    };
+    agent = std::make_unique<Agent>(std::move(agent_config), node);
+    agent->Start();
+  }
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "kbench-worker: signal " << sig << ", shutting down (the running job is abandoned)\n";
+  // The running item cannot be interrupted in this process: past the grace period, leave anyway.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread grace([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::seconds(5), [&] { return done; })) {
+      std::cerr << "kbench-worker: still busy after 5 s; exiting\n";
+      std::_Exit(0);
+    }
+  });
+  node.Shutdown();
+  if (agent) agent->Stop();
+  if (server) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  grace.join();
+  return 0;
+}
+
+}  // namespace
+}  // namespace kbench::worker
+
+int main(int argc, char** argv) { return kbench::worker::Main(argc, argv); }

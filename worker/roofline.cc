@@ -1,0 +1,65 @@
+#include "worker/roofline.h"
+
+#include <algorithm>
+
+#include "api/names.h"
+
+namespace kbench::worker {
+
+double PeakFor(const google::protobuf::Map<std::string, double>& peaks, v1::Dtype dtype) {
+  if (auto it = peaks.find(api::DtypeName(dtype)); it != peaks.end()) return it->second;
+  if (auto it = peaks.find("f32"); it != peaks.end()) return it->second;
+  return 0;
+}
+
+v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth, double peak, const kernels::Cost& cost,
+                                double median_ns) {
+  v1::RooflineCeiling c;
+  c.set_source(source);
+  c.set_bandwidth_bytes_per_second(bandwidth);
+  c.set_peak_flops_per_second(peak);
+  if (bandwidth > 0) c.set_ridge_flops_per_byte(peak / bandwidth);
+  const double memory_s = bandwidth > 0 ? cost.bytes / bandwidth : 0;
+  const double compute_s = peak > 0 ? cost.flops / peak : 0;
+  c.set_floor_ns(std::max(memory_s, compute_s) * 1e9);
+  if (median_ns > 0) {
+    const double seconds = median_ns * 1e-9;
+    c.set_utilization(c.floor_ns() / median_ns);
+    if (bandwidth > 0) c.set_bandwidth_fraction(cost.bytes / seconds / bandwidth);
+    if (peak > 0) c.set_flops_fraction(cost.flops / seconds / peak);
+  }
+  return c;
+}
+
+v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,
+                             const std::optional<v1::Calibration>& calibration,
+                             const std::optional<v1::DatasheetPeaks>& datasheet) {
+  v1::Roofline r;
+  r.set_bytes(cost.bytes);
+  r.set_flops(cost.flops);
+  if (cost.bytes > 0) r.set_arithmetic_intensity(cost.flops / cost.bytes);
+  if (median_ns > 0) {
+    r.set_achieved_bytes_per_second(cost.bytes / (median_ns * 1e-9));
+    r.set_achieved_flops_per_second(cost.flops / (median_ns * 1e-9));
+  }
+  if (calibration) {
+    const double bw = calibration->copy_bytes_per_second();
+    const double peak = PeakFor(calibration->peak_flops_per_second(), dtype);
+    const v1::RooflineCeiling& c = *r.add_ceilings() = MakeCeiling("calibrated", bw, peak, cost, median_ns);
+    if (median_ns > 0) {
+      const double memory_s = bw > 0 ? cost.bytes / bw : 0;
+      const double compute_s = peak > 0 ? cost.flops / peak : 0;
+      if (c.bandwidth_fraction() < kLatencyBoundFraction && c.flops_fraction() < kLatencyBoundFraction)
+        r.set_bound_class(v1::LATENCY_BOUND);
+      else
+        r.set_bound_class(memory_s >= compute_s ? v1::MEMORY_BOUND : v1::COMPUTE_BOUND);
+    }
+  }
+  if (datasheet) {
+    *r.add_ceilings() = MakeCeiling("datasheet", datasheet->memory_bytes_per_second(),
+                                    PeakFor(datasheet->peak_flops_per_second(), dtype), cost, median_ns);
+  }
+  return r;
+}
+
+}  // namespace kbench::worker

@@ -1,0 +1,33 @@
+// The roofline block of a result: the cost model's bytes and FLOPs against the device's ceilings.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/op.h"
+#include "kbench/v1/common.pb.h"
+#include "kbench/v1/device.pb.h"
+#include "kbench/v1/result.pb.h"
+
+namespace kbench::worker {
+
+// Both achieved fractions under this: latency-bound (DESIGN: "about 40-50%").
+inline constexpr double kLatencyBoundFraction = 0.45;
+
+// Peak FLOP/s of a dtype in a per-dtype map ("f32", "bf16", ...): the dtype's own entry, else the
+// f32 entry (a device without native math for the dtype runs it on its f32 units), else 0.
+double PeakFor(const google::protobuf::Map<std::string, double>& peaks, v1::Dtype dtype);
+
+// One ceiling's numbers. A zero bandwidth or peak leaves its term out of the floor.
+v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth_bytes_per_second,
+                                double peak_flops_per_second, const kernels::Cost& cost, double median_ns);
+
+// Intensity, achieved throughput, the calibrated ceiling then the datasheet one when given, and
+// the bound class from the calibrated ceiling (UNSPECIFIED without calibration or timing):
+// LATENCY_BOUND when both fractions < kLatencyBoundFraction, else MEMORY_BOUND when the memory
+// term of the floor is at least the compute term, else COMPUTE_BOUND.
+v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,
+                             const std::optional<v1::Calibration>& calibration,
+                             const std::optional<v1::DatasheetPeaks>& datasheet);
+
+}  // namespace kbench::worker
