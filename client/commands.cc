@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/plot.h"
 
 namespace kbench::client {
 namespace {
@@ -45,7 +46,8 @@ std::string TopUsage() {
                   "Exit status: 0 ok; 1 a job or result failed, or the service failed; 2 usage or invalid request.\n",
                   "\nExamples:\n  ", kProgram, " kernels\n  ", kProgram,
                   " submit --op rmsnorm --dtype bf16 --shape 8192x4096 --wait\n  ", kProgram,
-                  " --coordinator kbench:50051 results j-abc --format md\n");
+                  " --coordinator kbench:50051 results j-abc --format md\n  ", kProgram,
+                  " plot j-abc -o roofline.svg\n");
   return s;
 }
 
@@ -125,7 +127,7 @@ int CallError(Io& io, absl::string_view command, const absl::Status& status, abs
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {SubmitSpec, RunSubmit},   {StatusSpec, RunStatus},   {ResultsSpec, RunResults},
-      {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels},
+      {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels}, {PlotSpec, RunPlot},
   };
   return commands;
 }

@@ -10,7 +10,7 @@ rm -rf "$out"
 cmake --install "$build" --prefix "$out" >/dev/null
 mkdir -p "$out/bin" "$out/lib" "$out/tests"
 # Test and benchmark programs that run on GPU hosts travel too, with the same rpath.
-for t in "$build"/bin/*_gpu_test "$build"/bin/kbench-bench; do
+for t in "$build"/bin/*_gpu_test "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench; do
   [[ -x "$t" ]] && cp "$t" "$out/tests/"
 done
 

@@ -9,6 +9,8 @@ packages=(
   libabsl-dev prometheus-cpp-dev libsqlite3-dev sqlite3 libpq-dev
   libgtest-dev libgmock-dev
   python3 procps
+  postgresql  # Server binaries (initdb, pg_ctl) for the PostgreSQL store tests, which start their own server.
+  prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
 )
 
 missing=()
