@@ -7,14 +7,15 @@ namespace {
 
 // api::MakeChannel, plus a short reconnect backoff: gRPC's default grows to two minutes, and a
 // worker must find a restarted coordinator within about a second, not minutes later.
+// TLS as the options say; credentials that cannot be made (a missing PEM file) give a channel whose
+// calls all fail, never plaintext (kbench-worker checks them before starting the agent).
 std::shared_ptr<grpc::Channel> CoordinatorChannel(const api::ChannelOptions& options) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
-  args.SetMaxSendMessageSize(api::kMaxMessageBytes);
+  grpc::ChannelArguments args = api::MakeChannelArguments(options);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = api::MakeChannelCredentials(options);
+  return grpc::CreateCustomChannel(options.address, credentials.ok() ? *credentials : nullptr, args);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@
 #include "grpcpp/grpcpp.h"
 #include "worker/agent.h"
 #include "worker/calibration_cache.h"
-#include "worker/cpu_backend.h"
+#include "worker/backend_factory.h"
 #include "worker/worker_node.h"
 #include "worker/worker_service.h"
 
@@ -38,12 +38,20 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0",
           "host:port of the Worker service (port 0 picks a free one); empty: do not serve");
 ABSL_FLAG(std::string, name, "", "Worker name; default the host name");
 ABSL_FLAG(std::vector<std::string>, label, {}, "Labels k=v, repeatable or comma-separated (--label gpu=a,rack=3)");
-ABSL_FLAG(std::string, backend, "auto", "Backend: auto or cpu (auto: cpu until the CUDA backend lands)");
+ABSL_FLAG(std::string, backend, "auto", "Backend: auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
+ABSL_FLAG(std::string, isolation, "process",
+          "process: kernels run in a kbench-runner child that is restarted after a fault or a hang; none: in this process");
+ABSL_FLAG(int, device, 0, "CUDA device ordinal");
+ABSL_FLAG(std::string, runner_log, "", "File for the runner's output (default: a file in the temporary directory)");
 ABSL_FLAG(std::string, calibration_cache, "",
           "Calibration cache file; default $XDG_CACHE_HOME or ~/.cache/kbench/calibration-<device uuid>.txt");
 ABSL_FLAG(bool, recalibrate, false, "Measure the device's ceilings even when the cache holds them");
 ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still measured): for tests");
-ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator");
+ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator (a worker-role token); default $KBENCH_TOKEN");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA certificates that verify the coordinator: connect with TLS (default: plaintext)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for a coordinator that requires one (mTLS; with --tls-key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 
 namespace kbench::worker {
 namespace {
@@ -134,16 +142,29 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<std::map<std::string, std::string>> labels = ParseLabels(absl::GetFlag(FLAGS_label));
   if (!labels.ok()) return Fail(labels.status());
-  const std::string backend_name = absl::GetFlag(FLAGS_backend);
-  if (backend_name != "auto" && backend_name != "cpu")
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--backend: '", backend_name, "' is not available in this build (known: auto, cpu)")));
   const std::string listen = absl::GetFlag(FLAGS_listen);
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);
   if (listen.empty() && coordinator.empty())
     return Fail(absl::InvalidArgumentError("nothing to do: give --listen, --coordinator or both"));
+  // The coordinator's connection: the token (from the environment keeps it out of the process list)
+  // and TLS, whose files are checked now rather than failing every call later.
+  const char* env_token = std::getenv("KBENCH_TOKEN");
+  const api::ChannelOptions coordinator_channel{
+      .address = coordinator,
+      .token = !absl::GetFlag(FLAGS_token).empty() ? absl::GetFlag(FLAGS_token) : (env_token ? env_token : ""),
+      .tls_ca_path = absl::GetFlag(FLAGS_tls_ca),
+      .tls_cert_path = absl::GetFlag(FLAGS_tls_cert),
+      .tls_key_path = absl::GetFlag(FLAGS_tls_key)};
+  if (auto credentials = api::MakeChannelCredentials(coordinator_channel); !credentials.ok())
+    return Fail(credentials.status());
 
-  auto backend = std::make_unique<CpuBackend>(CpuBackendOptions{.quick_calibration = absl::GetFlag(FLAGS_quick_calibration)});
+  absl::StatusOr<std::unique_ptr<Backend>> made = MakeBackend({.kind = absl::GetFlag(FLAGS_backend),
+                                                                .isolation = absl::GetFlag(FLAGS_isolation),
+                                                                .device = absl::GetFlag(FLAGS_device),
+                                                                .quick_calibration = absl::GetFlag(FLAGS_quick_calibration),
+                                                                .runner_log = absl::GetFlag(FLAGS_runner_log)});
+  if (!made.ok()) return Fail(made.status());
+  std::unique_ptr<Backend> backend = std::move(*made);
   absl::StatusOr<CalibrationOutcome> calibration =
       LoadOrCalibrate(*backend, {.path = absl::GetFlag(FLAGS_calibration_cache),
                                  .recalibrate = absl::GetFlag(FLAGS_recalibrate),
@@ -183,7 +204,7 @@ int Main(int argc, char** argv) {
   std::unique_ptr<Agent> agent;
   if (!coordinator.empty()) {
     AgentConfig agent_config;
-    agent_config.coordinator = {.address = coordinator, .token = absl::GetFlag(FLAGS_token)};
+    agent_config.coordinator = coordinator_channel;
     agent_config.on_registered = [](const std::string& id) {
       std::cout << "kbench-worker registered as " << id << std::endl;
     };

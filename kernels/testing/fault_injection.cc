@@ -39,7 +39,6 @@ OpDef MakeFaultInjectionOp() {
     for (int64_t i = 0; i < p.dim("N"); ++i) out[0][i] = static_cast<const float*>(in[0].data)[i];
   };
   op.tolerance = [](Dtype) { return Tolerance{0, 0}; };
-  op.variants.push_back(Cpu("cpu_ok", "copies correctly", [](const Problem&, std::span<const Tensor> t) { Copy(t); }));
   op.variants.push_back(Cpu("cpu_wrong", "adds one to every element", [](const Problem&, std::span<const Tensor> t) {
     for (int64_t i = 0; i < t[0].numel; ++i)
       static_cast<float*>(t[1].data)[i] = static_cast<const float*>(t[0].data)[i] + 1.0f;
@@ -52,6 +51,7 @@ OpDef MakeFaultInjectionOp() {
     while (forever) {
     }
   }));
+  op.variants.push_back(Cpu("cpu_ok", "copies correctly", [](const Problem&, std::span<const Tensor> t) { Copy(t); }));
   return op;
 }
 

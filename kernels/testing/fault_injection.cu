@@ -36,13 +36,6 @@ Variant Cuda(std::string name, std::string description,
 }  // namespace
 
 void AddFaultInjectionCudaVariants(OpDef& op) {
-  op.variants.push_back(Cuda("cuda_ok", "copies correctly", [](const Problem& p, std::span<const Tensor> t, void* s) {
-    const int64_t n = p.dim("N");
-    if (n > 0)
-      CopyKernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(s)>>>(static_cast<const float*>(t[0].data),
-                                                                            static_cast<float*>(t[1].data), n);
-    return static_cast<int>(cudaGetLastError());
-  }));
   op.variants.push_back(Cuda("cuda_oob_write", "writes 4 TiB past its output",
                              [](const Problem&, std::span<const Tensor> t, void* s) {
                                OutOfBoundsKernel<<<1, 32, 0, static_cast<cudaStream_t>(s)>>>(static_cast<float*>(t[1].data));
@@ -52,6 +45,13 @@ void AddFaultInjectionCudaVariants(OpDef& op) {
     // The output buffer was poisoned with 0xFF bytes... so spin on a zeroed word instead.
     cudaMemsetAsync(t[1].data, 0, sizeof(int), static_cast<cudaStream_t>(s));
     HangKernel<<<1, 1, 0, static_cast<cudaStream_t>(s)>>>(static_cast<volatile int*>(t[1].data));
+    return static_cast<int>(cudaGetLastError());
+  }));
+  op.variants.push_back(Cuda("cuda_ok", "copies correctly", [](const Problem& p, std::span<const Tensor> t, void* s) {
+    const int64_t n = p.dim("N");
+    if (n > 0)
+      CopyKernel<<<(n + 255) / 256, 256, 0, static_cast<cudaStream_t>(s)>>>(static_cast<const float*>(t[0].data),
+                                                                            static_cast<float*>(t[1].data), n);
     return static_cast<int>(cudaGetLastError());
   }));
 }

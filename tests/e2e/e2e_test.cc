@@ -1,7 +1,9 @@
 // End to end: the real coordinator, CPU workers and client on loopback (port 0), SQLite in a temp dir.
 #include <signal.h>
 
+#include <map>
 #include <set>
+#include <stdlib.h>
 #include <string>
 
 #include "absl/strings/str_split.h"
@@ -104,7 +106,9 @@ TEST(EndToEnd, BadInputIsRejectedNamingTheFieldAndNothingIsStored) {
       {{"--op", "rmsnorm", "--shape", "rows=-5,cols=4"}, "must be >= 1"},
       {{"--op", "rmsnorm", "--shape", "rows=4,cols=4,depth=2"}, "spec.problems[0].shape"},
       {{"--op", "rmsnorm", "--shape", "99999999999999999999x4"}, "malformed shape"},
-      {{"--op", "gemm", "--shape", "M=2000000000,N=2000000000,K=2"}, "needs"},
+      {{"--op", "gemm", "--shape", "M=200000,N=200000,K=2"}, "needs"},
+      {{"--op", "gemm", "--shape", "M=2000000000,N=2000000000,K=2"}, "overflows"},
+      {{"--op", "gemm", "--shape", "M=4000000000,N=2,K=2"}, "must be <="},
       {{"--op", "rmsnorm", "--preset", "gigantic"}, "spec.problems[0].preset"},
   };
   for (const auto& tc : cases) {
@@ -182,6 +186,31 @@ TEST(EndToEnd, CoordinatorRestartLosesNoJobAndDuplicatesNone) {
     EXPECT_GE(res.results_size(), 2);
   }
   EXPECT_EQ(ListJobs(c).jobs_size(), 3);
+}
+
+TEST(EndToEnd, AFaultOrAHangCostsOneResultAndTheWorkerGoesOn) {
+  Cluster c;
+  c.StartCoordinator();
+  setenv("KBENCH_FAULT_INJECTION", "1", 1);  // the test-only op, for this worker's runner alone
+  c.StartWorker("a");
+  unsetenv("KBENCH_FAULT_INJECTION");
+  const std::string id = SubmitNoWait(c, {"--op", "fault_injection", "--preset", "small", "--timeout-ms", "2000",
+                                          "--max-time-ms", "200"});
+  v1::Job job = c.WaitForJob(id, Finished, seconds(180));
+  ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
+  auto res = c.Results(id);
+  std::map<std::string, v1::Result> by_variant;
+  for (const auto& r : res.results()) by_variant[r.variant()] = r;
+  ASSERT_EQ(by_variant.size(), 4u);
+  EXPECT_EQ(by_variant["cpu_segfault"].status(), v1::RUNTIME_ERROR);
+  EXPECT_NE(by_variant["cpu_segfault"].status_message().find("signal 11"), std::string::npos)
+      << by_variant["cpu_segfault"].status_message();
+  EXPECT_EQ(by_variant["cpu_hang"].status(), v1::TIMEOUT) << by_variant["cpu_hang"].status_message();
+  EXPECT_EQ(by_variant["cpu_wrong"].status(), v1::INCORRECT);
+  EXPECT_GT(by_variant["cpu_wrong"].correctness().mismatches(), 0);
+  // Runs last, in a fresh runner: the crash and the hang cost their own results only.
+  EXPECT_EQ(by_variant["cpu_ok"].status(), v1::OK) << by_variant["cpu_ok"].status_message();
+  EXPECT_TRUE(c.worker(0).Running());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -73,7 +74,10 @@ const Sass& LibrarySass(std::string* skip) {
   static bool done = false;
   if (!done) {
     done = true;
-    const std::string tool = KBENCH_CUOBJDUMP, lib = KBENCH_KERNELS_LIB;
+    // The environment overrides the build's paths, for running from a bundle on a GPU host.
+    const char* env_tool = std::getenv("KBENCH_CUOBJDUMP");
+    const char* env_lib = std::getenv("KBENCH_KERNELS_LIB");
+    const std::string tool = env_tool ? env_tool : KBENCH_CUOBJDUMP, lib = env_lib ? env_lib : KBENCH_KERNELS_LIB;
     if (!std::filesystem::exists(tool)) {
       skip_reason = "no cuobjdump at " + tool + " (this CUDA toolkit was installed without it)";
     } else if (!std::filesystem::exists(lib)) {

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# On a GPU host, from a prebuilt bundle (deploy/bundle.sh): the gpu-labelled tests, the benchmarks
+# through the whole path (coordinator + CUDA worker + client), fault isolation, and the harness's
+# timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
+#
+#   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
+#   phases: tests memory gemm isolation timing readmes   (default: all of them)
+#
+# Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+bundle=$repo/.bundle
+out=${OUT:-$repo/gpu-out}
+while getopts "b:o:" opt; do
+  case $opt in
+    b) bundle=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) echo "usage: $0 [-b BUNDLE] [-o OUT] [PHASE...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+phases=${*:-tests memory gemm isolation timing readmes}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+bin=$bundle/bin
+status=0
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$out/run.log"; }
+
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,driver_version --format=csv \
+  >"$out/nvidia-smi.csv" 2>&1
+log "device: $(tail -1 "$out/nvidia-smi.csv")"
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+wait_line() {  # FILE PATTERN SECONDS -> last word of the matching line
+  for ((i = 0; i < $3 * 10; i++)); do
+    if l=$(grep -m1 "$2" "$1" 2>/dev/null); then echo "${l##* }"; return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+addr=""
+start_cluster() {
+  [[ -n $addr ]] && return 0
+  "$bin/kbench-coordinator" --listen 127.0.0.1:0 --db "$out/kbench.db" --metrics-listen "" >"$out/coordinator.log" 2>&1 &
+  pids+=($!)
+  addr=$(wait_line "$out/coordinator.log" "listening on" 30) || { log "coordinator failed"; cat "$out/coordinator.log"; exit 1; }
+  # The fault-injection op is only for this run's isolation phase; it never runs unless asked for.
+  KBENCH_FAULT_INJECTION=1 "$bin/kbench-worker" --coordinator "$addr" --backend cuda \
+    --calibration-cache "$out/calibration.txt" >"$out/worker.log" 2>&1 &
+  pids+=($!)
+  wid=$(wait_line "$out/worker.log" "registered as" 300) || { log "worker failed"; cat "$out/worker.log"; exit 1; }
+  log "cluster: coordinator $addr, worker $wid"
+  "$bin/kbench-client" --coordinator "$addr" workers | tee -a "$out/run.log"
+}
+
+# submit NAME ARGS...: one job through the client; JSON results to OUT/NAME.json, table to OUT/NAME.md.
+submit() {
+  local name=$1
+  shift
+  log "submit $name: $*"
+  local id
+  id=$("$bin/kbench-client" --coordinator "$addr" submit "$@") || { log "submit $name failed"; status=1; return; }
+  while :; do
+    st=$("$bin/kbench-client" --coordinator "$addr" status "$id" 2>/dev/null)
+    [[ $st == *SUCCEEDED* || $st == *FAILED* || $st == *CANCELLED* ]] && break
+    sleep 1
+  done
+  echo "$st" >>"$out/run.log"
+  "$bin/kbench-client" --coordinator "$addr" results "$id" --format json --samples >"$out/$name.json"
+  "$bin/kbench-client" --coordinator "$addr" results "$id" --format md >"$out/$name.md"
+  "$bin/kbench-client" --coordinator "$addr" results "$id" | tee -a "$out/run.log"
+}
+
+for phase in $phases; do
+  case $phase in
+    tests)
+      for t in "$bundle"/tests/*_gpu_test; do
+        log "test $(basename "$t")"
+        timeout 300 "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 \
+          || { status=1; log "FAILED: $(basename "$t")"; }
+        tail -3 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      done
+      cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+      KBENCH_CUOBJDUMP=$cuobjdump KBENCH_KERNELS_LIB=$bundle/lib/libkbench_kernels.so \
+        "$bundle/tests/gemm_sass_test" >"$out/gemm_sass_test.log" 2>&1 || { status=1; log "FAILED: gemm_sass_test"; }
+      tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
+      ;;
+    memory)
+      start_cluster
+      common=(--dtype bf16 --trials 1 --max-time-ms 1000)
+      submit vector_add --op vector_add --shape N=268435456 "${common[@]}"
+      submit silu_mul_bias --op silu_mul_bias --shape 32768x4096 "${common[@]}"
+      submit reduce_sum --op reduce_sum --shape N=16777216 "${common[@]}"
+      for op in rmsnorm softmax layernorm add_rmsnorm; do submit "$op" --op "$op" --shape 32768x4096 "${common[@]}"; done
+      ;;
+    gemm)
+      start_cluster
+      submit gemm_bf16 --op gemm --preset canonical --dtype bf16 --trials 1 --max-time-ms 600 --warmup-ms 20 \
+        --variant cuda_v3_register_block,cuda_wmma,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16,cublaslt_bf16
+      submit gemm_f32 --op gemm --preset canonical --dtype f32 --trials 1 --max-time-ms 600 --warmup-ms 20 \
+        --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm
+      submit gemm_decode --op gemm --preset decode --dtype bf16 --trials 1 --max-time-ms 300 --warmup-ms 20 \
+        --variant cuda_gemv,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
+      ;;
+    isolation)
+      start_cluster
+      # A fault and a hang each cost one result; the job goes on and the last variant still runs.
+      submit isolation --op fault_injection --preset small --dtype f32 --timeout-ms 5000 --max-time-ms 200 \
+        --variant cuda_ok,cuda_oob_write,cuda_hang
+      ;;
+    timing)
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      for spec in "vector_add cuda_v2_vec16 N=268435456 VectorAddV2" "rmsnorm cuda_v5_vec16 32768x4096 RmsnormRowKernel"; do
+        read -r op variant shape kernel <<<"$spec"
+        log "timing $op $variant $shape"
+        "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 1000 \
+          --calibration_cache "$out/calibration.txt" --json "$out/timing-$op.jsonl" >>"$out/timing.log" 2>&1
+        [[ -n $ncu ]] && timeout 240 "$ncu" --clock-control none --cache-control all --metrics gpu__time_duration.sum \
+          -k "regex:$kernel" --launch-skip 5 --launch-count 30 --csv \
+          "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 200 \
+          --calibration_cache "$out/calibration.txt" >"$out/ncu-$op.csv" 2>>"$out/timing.log"
+      done
+      python3 "$here/tables.py" timing "$out" | tee "$out/timing.md" | tee -a "$out/run.log"
+      ;;
+    readmes)
+      python3 "$here/tables.py" readmes "$out" "$repo" | tee -a "$out/run.log"
+      for f in elementwise reduction gemm; do
+        [[ -f $repo/kernels/$f/README.md ]] && cp "$repo/kernels/$f/README.md" "$out/README-$f.md"
+      done
+      ;;
+    *) log "unknown phase $phase"; status=2 ;;
+  esac
+done
+log "done, status $status"
+exit $status

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Tables from a GPU run's results (tests/gpu/run-on-gpu.sh), for the family READMEs.
+
+  tables.py timing OUT          harness medians next to Nsight Compute's gpu__time_duration
+  tables.py readmes OUT REPO    splices each family's table into kernels/<family>/README.md
+
+Only numbers read from OUT's files are written: nothing here is estimated.
+"""
+import csv
+import datetime
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+FAMILIES = {
+    "elementwise": ["vector_add", "silu_mul_bias"],
+    "reduction": ["reduce_sum", "rmsnorm", "softmax", "layernorm", "add_rmsnorm"],
+    "gemm": ["gemm_bf16", "gemm_f32", "gemm_decode"],
+}
+BASELINE = {"DTYPE_BF16": "cublas_bf16", "DTYPE_F32": "cublas_sgemm"}
+BEGIN, END = "<!-- kbench:results:begin -->", "<!-- kbench:results:end -->"
+
+
+def load(path):
+    p = Path(path)
+    if not p.exists():
+        return []
+    text = p.read_text().strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def shape(r):
+    return "x".join(str(int(d["value"])) for d in r["problem"]["dims"])
+
+
+def dtype(r):
+    return r["problem"].get("dtype", "").replace("DTYPE_", "").lower()
+
+
+def ceiling(r, source):
+    for c in r.get("roofline", {}).get("ceilings", []):
+        if c.get("source") == source:
+            return c
+    return {}
+
+
+def pct(x):
+    return f"{100 * float(x):.1f}" if x not in (None, "") else "-"
+
+
+def check(r):
+    if r.get("status") == "OK":
+        c = r.get("correctness", {})
+        return f"ok (rel L2 {float(c.get('rel_l2_error', 0)):.1e})"
+    return f"{r.get('status')}: {r.get('status_message', '').splitlines()[0][:60] if r.get('status_message') else ''}"
+
+
+def memory_table(results):
+    rows = ["| variant | shape | dtype | median (us) | GB/s | % of calibrated copy | % of datasheet BW | class | check |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    for r in results:
+        t, rf = r.get("timing", {}), r.get("roofline", {})
+        ok = r.get("status") == "OK"
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r["variant"], shape(r), dtype(r),
+            f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
+            f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
+            pct(ceiling(r, "calibrated").get("bandwidth_fraction")) if ok else "-",
+            pct(ceiling(r, "datasheet").get("bandwidth_fraction")) if ok and ceiling(r, "datasheet") else "-",
+            rf.get("bound_class", "-").replace("_BOUND", "").lower() if ok else "-", check(r)))
+    return rows
+
+
+def gemm_table(results):
+    base = {}
+    for r in results:
+        if r["variant"] == BASELINE.get(r["problem"].get("dtype")) and r.get("status") == "OK":
+            base[(shape(r), dtype(r))] = float(r["timing"]["median_ns"])
+    rows = ["| variant | shape | dtype | median (us) | TFLOP/s | GB/s | % of cuBLAS | % of calibrated peak | regs | smem (B) | spills (B) | check |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in results:
+        t, rf = r.get("timing", {}), r.get("roofline", {})
+        ok = r.get("status") == "OK"
+        res = r.get("resources", [{}])
+        res = max(res, key=lambda k: int(k.get("registers_per_thread", 0))) if res else {}
+        b = base.get((shape(r), dtype(r)))
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r["variant"], shape(r), dtype(r),
+            f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
+            f"{float(rf.get('achieved_flops_per_second', 0)) / 1e12:.1f}" if ok else "-",
+            f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
+            f"{100 * b / float(t['median_ns']):.1f}" if ok and b else "-",
+            pct(ceiling(r, "calibrated").get("flops_fraction")) if ok else "-",
+            res.get("registers_per_thread", "-"),
+            int(res.get("static_shared_bytes", 0)) + int(res.get("dynamic_shared_bytes", 0)) if res else "-",
+            res.get("local_bytes_per_thread", 0) if res else "-", check(r)))
+    return rows
+
+
+def ncu_median_ns(path):
+    p = Path(path)
+    if not p.exists():
+        return None, 0
+    lines = [l for l in p.read_text().splitlines() if l.startswith('"')]
+    vals = []
+    for row in csv.DictReader(lines):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        scale = {"nsecond": 1, "ns": 1, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6}.get(row.get("Metric Unit", "ns"), 1)
+        vals.append(float(row["Metric Value"].replace(",", "")) * scale)
+    return (statistics.median(vals), len(vals)) if vals else (None, 0)
+
+
+def timing(out):
+    rows = ["| op | variant | shape | dtype | harness median (us) | ncu gpu__time_duration median (us) | ncu launches | difference |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for op in ("vector_add", "rmsnorm"):
+        res = [r for r in load(Path(out) / f"timing-{op}.jsonl") if r.get("status") == "OK"]
+        ncu, n = ncu_median_ns(Path(out) / f"ncu-{op}.csv")
+        if not res:
+            rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - |")
+            continue
+        r = res[-1]
+        h = float(r["timing"]["median_ns"])
+        rows.append("| {} | {} | {} | {} | {:.1f} | {} | {} | {} |".format(
+            op, r["variant"], shape(r), dtype(r), h / 1e3, f"{ncu / 1e3:.1f}" if ncu else "-", n,
+            f"{100 * (h - ncu) / ncu:+.1f}%" if ncu else "-"))
+    return rows
+
+
+def calibration_line(out):
+    p = Path(out) / "calibration.txt"
+    if not p.exists():
+        return ""
+    text = p.read_text()
+    copy = re.search(r"copy_bytes_per_second:\s*([0-9.e+]+)", text)
+    peaks = re.findall(r'key:\s*"(\w+)"\s*value:\s*([0-9.e+]+)', text)
+    parts = [f"copy {float(copy.group(1)) / 1e12:.2f} TB/s"] if copy else []
+    parts += [f"{k} {float(v) / 1e12:.0f} TFLOP/s" for k, v in peaks]
+    return "Calibrated ceilings of this run: " + ", ".join(parts) + "."
+
+
+def device_name(results):
+    for r in results:
+        if r.get("device", {}).get("name"):
+            return r["device"]["name"]
+    return "unknown device"
+
+
+def readmes(out, repo):
+    date = datetime.date.today().isoformat()
+    for family, names in FAMILIES.items():
+        results = [r for n in names for r in load(Path(out) / f"{n}.json")]
+        if not results:
+            print(f"{family}: no results in {out}; README left as it is")
+            continue
+        rows = gemm_table(results) if family == "gemm" else memory_table(results)
+        block = [BEGIN, "", f"Measured {date} on {device_name(results)} through coordinator, CUDA worker and client "
+                 "(`tests/gpu/run-on-gpu.sh`): cold L2, medians, one correctness trial per problem.",
+                 calibration_line(out), ""] + rows
+        if family != "gemm" and (Path(out) / "timing.md").exists():
+            block += ["", "Timing accuracy: the harness's median against Nsight Compute's `gpu__time_duration` "
+                      "(`--clock-control none --cache-control all`) on the same kernel and problem:", ""]
+            block += (Path(out) / "timing.md").read_text().strip().splitlines()
+        block += ["", END]
+        readme = Path(repo) / "kernels" / family / "README.md"
+        text = readme.read_text() if readme.exists() else f"# {family}\n"
+        if BEGIN in text and END in text:
+            text = text[: text.index(BEGIN)] + "\n".join(block) + text[text.index(END) + len(END):]
+        else:
+            text = text.rstrip() + "\n\n## Measured\n\n" + "\n".join(block) + "\n"
+        readme.write_text(text)
+        print(f"{family}: {len(rows) - 2} rows written to {readme}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "timing":
+        print("\n".join(timing(sys.argv[2])))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "readmes":
+        readmes(sys.argv[2], sys.argv[3])
+    else:
+        print(__doc__)
+        sys.exit(2)

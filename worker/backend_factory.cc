@@ -1,0 +1,70 @@
+#include "worker/backend_factory.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "worker/cpu_backend.h"
+#include "worker/isolation/isolated_backend.h"
+#ifdef KBENCH_HAVE_CUDA
+#include "worker/cuda/cuda_backend.h"
+#include "worker/cuda/device_query.h"
+#endif
+
+namespace kbench::worker {
+namespace {
+
+std::string RunnerBesideThisExecutable() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "kbench-runner" : (self.parent_path() / "kbench-runner").string();
+}
+
+}  // namespace
+
+std::string ResolveBackendKind(const std::string& kind) {
+  if (kind != "auto") return kind;
+#ifdef KBENCH_HAVE_CUDA
+  if (CudaDeviceCount() > 0) return "cuda";
+#endif
+  return "cpu";
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& options) {
+  const std::string kind = ResolveBackendKind(options.kind);
+  if (kind != "cpu" && kind != "cuda")
+    return absl::InvalidArgumentError(absl::StrCat("--backend: unknown backend '", kind, "' (known: auto, cpu, cuda)"));
+#ifndef KBENCH_HAVE_CUDA
+  if (kind == "cuda") return absl::InvalidArgumentError("--backend: this build has no CUDA backend (KBENCH_CUDA=OFF)");
+#endif
+  if (options.isolation == "process") {
+    RunnerConfig config;
+    config.runner_path = options.runner_path.empty() ? RunnerBesideThisExecutable() : options.runner_path;
+    config.backend = kind;
+    config.device = options.device;
+    config.quick_calibration = options.quick_calibration;
+    config.log_path = options.runner_log.empty()
+                          ? absl::StrCat(std::filesystem::temp_directory_path().string(), "/kbench-runner-",
+                                         getpid(), "-", kind, options.device, ".log")
+                          : options.runner_log;
+    if (access(config.runner_path.c_str(), X_OK) != 0)
+      return absl::FailedPreconditionError(absl::StrCat("runner not found at ", config.runner_path));
+    auto b = IsolatedBackend::Create(std::move(config), kind == "cuda" ? kernels::Backend::kCuda : kernels::Backend::kCpu);
+    if (!b.ok()) return b.status();
+    return std::unique_ptr<Backend>(std::move(*b));
+  }
+  if (options.isolation != "none")
+    return absl::InvalidArgumentError(absl::StrCat("--isolation: unknown mode '", options.isolation, "' (known: process, none)"));
+  if (kind == "cpu")
+    return std::unique_ptr<Backend>(new CpuBackend(CpuBackendOptions{.quick_calibration = options.quick_calibration}));
+#ifdef KBENCH_HAVE_CUDA
+  auto b = CudaBackend::Create(options.device, CudaCalibrationOptions{.quick = options.quick_calibration});
+  if (!b.ok()) return b.status();
+  return std::unique_ptr<Backend>(std::move(*b));
+#else
+  return absl::InternalError("unreachable");
+#endif
+}
+
+}  // namespace kbench::worker

@@ -1,0 +1,159 @@
+// kbench-bench: the measurement harness without the services. Runs one op's variants on presets or
+// shapes on this machine's device (CUDA when present, else the CPU) and prints a table; results go
+// to a JSON-lines file when asked. For kernel development and for family READMEs' tables.
+//   kbench-bench --op rmsnorm --preset canonical --dtype bf16 --json out.jsonl
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "api/names.h"
+#include "api/shape.h"
+#include "core/registry.h"
+#include "google/protobuf/util/json_util.h"
+#include "worker/calibration_cache.h"
+#include "worker/catalog.h"
+#include "worker/cpu_backend.h"
+#include "worker/job_runner.h"
+#ifdef KBENCH_HAVE_CUDA
+#include "worker/cuda/cuda_backend.h"
+#include "worker/cuda/device_query.h"
+#endif
+
+ABSL_FLAG(std::string, op, "", "Op to run (required), e.g. rmsnorm");
+ABSL_FLAG(std::vector<std::string>, variant, {}, "Variants (comma-separated); default all");
+ABSL_FLAG(std::vector<std::string>, preset, {}, "Presets (comma-separated); default small");
+ABSL_FLAG(std::vector<std::string>, shape, {}, "Shapes, ';'-separated: rows=8192,cols=4096;8x16");
+ABSL_FLAG(std::vector<std::string>, dtype, {}, "Dtypes (comma-separated); default all the op has");
+ABSL_FLAG(std::string, backend, "auto", "auto, cpu or cuda");
+ABSL_FLAG(int, device, 0, "CUDA device ordinal");
+ABSL_FLAG(std::string, cache, "cold", "cold or hot");
+ABSL_FLAG(int, trials, 0, "Correctness trials (0: default 3)");
+ABSL_FLAG(int, max_time_ms, 0, "Time limit per (variant, problem) (0: default)");
+ABSL_FLAG(std::string, calibration_cache, "", "Calibration cache file (default per device in ~/.cache/kbench)");
+ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration");
+ABSL_FLAG(std::string, json, "", "Append every result as one JSON line to this file");
+
+namespace kbench::worker {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& kind) {
+  const bool quick = absl::GetFlag(FLAGS_quick_calibration);
+#ifdef KBENCH_HAVE_CUDA
+  if (kind == "cuda" || (kind == "auto" && CudaDeviceCount() > 0)) {
+    auto b = CudaBackend::Create(absl::GetFlag(FLAGS_device), CudaCalibrationOptions{.quick = quick});
+    if (!b.ok()) return b.status();
+    return std::unique_ptr<Backend>(std::move(*b));
+  }
+#endif
+  if (kind == "cpu" || kind == "auto")
+    return std::unique_ptr<Backend>(new CpuBackend(CpuBackendOptions{.quick_calibration = quick}));
+  return absl::InvalidArgumentError("--backend: " + kind + " is not built into this binary");
+}
+
+absl::StatusOr<v1::JobSpec> SpecFromFlags() {
+  v1::JobSpec spec;
+  spec.set_op(absl::GetFlag(FLAGS_op));
+  for (const auto& v : absl::GetFlag(FLAGS_variant)) spec.add_variants(v);
+  for (const auto& p : absl::GetFlag(FLAGS_preset)) spec.add_problems()->set_preset(p);
+  for (const auto& list : absl::GetFlag(FLAGS_shape))
+    for (absl::string_view s : absl::StrSplit(list, ';', absl::SkipEmpty())) {
+      auto shape = api::ParseShape(s);
+      if (!shape.ok()) return shape.status();
+      *spec.add_problems()->mutable_shape() = *shape;
+    }
+  for (const auto& d : absl::GetFlag(FLAGS_dtype)) {
+    auto dt = api::ParseDtype(d);
+    if (!dt.ok()) return dt.status();
+    spec.add_dtypes(*dt);
+  }
+  auto cache = api::ParseCacheMode(absl::GetFlag(FLAGS_cache));
+  if (!cache.ok()) return cache.status();
+  spec.mutable_settings()->set_cache_mode(*cache);
+  spec.mutable_settings()->set_correctness_trials(absl::GetFlag(FLAGS_trials));
+  spec.mutable_settings()->set_max_time_ns(int64_t{absl::GetFlag(FLAGS_max_time_ms)} * 1'000'000);
+  return spec;
+}
+
+double Fraction(const v1::Roofline& r, const std::string& source) {
+  for (const auto& c : r.ceilings())
+    if (c.source() == source) return std::max(c.bandwidth_fraction(), c.flops_fraction());
+  return 0;
+}
+
+int Main() {
+  if (absl::GetFlag(FLAGS_op).empty()) {
+    std::cerr << "kbench-bench: --op is required (see --help)\n";
+    return 2;
+  }
+  auto spec = SpecFromFlags();
+  if (!spec.ok()) {
+    std::cerr << "kbench-bench: " << spec.status().message() << "\n";
+    return 2;
+  }
+  auto backend = MakeBackend(absl::GetFlag(FLAGS_backend));
+  if (!backend.ok()) {
+    std::cerr << "kbench-bench: " << backend.status().message() << "\n";
+    return 1;
+  }
+  const v1::DeviceInfo dev = (*backend)->device();
+  std::cerr << "device: " << dev.name() << "; calibrating (or reading the cache)...\n";
+  auto cal = LoadOrCalibrate(**backend, {.path = absl::GetFlag(FLAGS_calibration_cache),
+                                         .quick = absl::GetFlag(FLAGS_quick_calibration)});
+  if (!cal.ok()) {
+    std::cerr << "kbench-bench: calibration failed: " << cal.status().message() << "\n";
+    return 1;
+  }
+  const double copy = cal->calibration.copy_bytes_per_second();
+  std::printf("device %s  calibrated copy %.0f GB/s", dev.name().c_str(), copy / 1e9);
+  for (const auto& [k, v] : cal->calibration.peak_flops_per_second()) std::printf("  %s %.1f TFLOP/s", k.c_str(), v / 1e12);
+  std::printf("\n");
+
+  Catalog catalog(kernels::BuiltinRegistry(), {(*backend)->kind()});
+  JobRunner runner(catalog, **backend);
+  std::ofstream json;
+  if (!absl::GetFlag(FLAGS_json).empty()) json.open(absl::GetFlag(FLAGS_json), std::ios::app);
+  std::printf("%-22s %-16s %-5s %-10s %12s %10s %10s %8s %8s %-8s %s\n", "variant", "shape", "dtype", "status",
+              "median_us", "GB/s", "TFLOP/s", "%copy", "%sheet", "class", "check");
+  int bad = 0;
+  CancelFlag never;
+  absl::Status s = runner.Run(*spec, {.job_id = "bench"}, never, [&](const v1::RunJobEvent& ev) {
+    if (!ev.has_result()) return;
+    const v1::Result& r = ev.result();
+    const auto& rf = r.roofline();
+    std::printf("%-22s %-16s %-5s %-10s %12.2f %10.1f %10.2f %8.1f %8.1f %-8s %s\n", r.variant().c_str(),
+                api::ShapeLabel(r.problem()).c_str(), api::DtypeName(r.problem().dtype()).c_str(),
+                api::StatusName(r.status()).c_str(), r.timing().median_ns() / 1e3, rf.achieved_bytes_per_second() / 1e9,
+                rf.achieved_flops_per_second() / 1e12, 100 * Fraction(rf, "calibrated"), 100 * Fraction(rf, "datasheet"),
+                api::BoundClassName(rf.bound_class()).c_str(),
+                r.status() == v1::OK ? "ok" : r.status_message().substr(0, 60).c_str());
+    std::fflush(stdout);
+    if (r.status() != v1::OK && r.status() != v1::SKIPPED) ++bad;
+    if (json.is_open()) {
+      std::string line;
+      google::protobuf::util::JsonPrintOptions o;
+      (void)google::protobuf::util::MessageToJsonString(r, &line, o);
+      json << line << "\n";
+    }
+  });
+  if (!s.ok()) {
+    std::cerr << "kbench-bench: " << s.message() << "\n";
+    return 2;
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace kbench::worker
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Runs one op's variants on this machine's device and prints a table.\n"
+      "  kbench-bench --op rmsnorm --preset canonical --dtype bf16 [--cache hot] [--json out.jsonl]");
+  absl::ParseCommandLine(argc, argv);
+  return kbench::worker::Main();
+}

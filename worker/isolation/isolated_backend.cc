@@ -1,0 +1,64 @@
+#include "worker/isolation/isolated_backend.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "worker/convert.h"
+
+namespace kbench::worker {
+namespace {
+
+// Time for a fresh runner to start and create its context, on top of the job's own timeout.
+constexpr std::chrono::milliseconds kStartGrace{10'000};
+constexpr std::chrono::milliseconds kCalibrationLimit{15 * 60'000};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IsolatedBackend>> IsolatedBackend::Create(RunnerConfig config, kernels::Backend kind) {
+  std::unique_ptr<IsolatedBackend> b(new IsolatedBackend(std::move(config), kind));
+  v1::RunnerRequest req;
+  req.set_kind(v1::RunnerRequest::DESCRIBE);
+  auto resp = b->runner_->Call(req, kStartGrace * 4);
+  if (!resp.ok()) return resp.status();
+  if (!resp->error().empty()) return absl::UnavailableError(resp->error());
+  b->device_ = resp->device();
+  if (resp->has_datasheet()) b->datasheet_ = resp->datasheet();
+  return b;
+}
+
+absl::StatusOr<v1::Calibration> IsolatedBackend::Calibrate() {
+  v1::RunnerRequest req;
+  req.set_kind(v1::RunnerRequest::CALIBRATE);
+  auto resp = runner_->Call(req, kCalibrationLimit);
+  if (!resp.ok()) return resp.status();
+  if (!resp->error().empty()) return absl::InternalError(resp->error());
+  return resp->calibration();
+}
+
+v1::Result IsolatedBackend::MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
+                                       const kernels::Problem& problem, const v1::MeasurementSettings& settings,
+                                       const CancelFlag& cancel) {
+  v1::RunnerRequest req;
+  req.set_kind(v1::RunnerRequest::MEASURE);
+  req.set_op(op.name);
+  req.set_variant(variant.name);
+  *req.mutable_problem() = ToProtoProblem(problem);
+  *req.mutable_settings() = settings;
+  if (calibration()) *req.mutable_calibration() = *calibration();
+  // The watchdog: the job's per-item timeout, plus the time a fresh runner needs to start.
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(settings.timeout_ns())) +
+                     kStartGrace;
+  auto resp = runner_->Call(req, limit);
+  if (resp.ok()) return resp->result();
+  (void)cancel;  // a running item is not interrupted; the runner checks its own copy between samples
+  v1::Result r;
+  r.set_op(op.name);
+  r.set_variant(variant.name);
+  *r.mutable_problem() = ToProtoProblem(problem);
+  *r.mutable_device() = device_;
+  r.set_status(absl::IsDeadlineExceeded(resp.status()) ? v1::TIMEOUT : v1::RUNTIME_ERROR);
+  r.set_status_message(std::string(resp.status().message()));
+  return r;
+}
+
+}  // namespace kbench::worker

@@ -1,0 +1,38 @@
+// A Backend whose device lives in a runner child process (RunnerProcess). The worker and the job
+// runner use it like any backend; a kernel that faults becomes RUNTIME_ERROR and one that hangs
+// becomes TIMEOUT, each costing a runner restart and nothing more.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "worker/backend.h"
+#include "worker/isolation/runner_process.h"
+
+namespace kbench::worker {
+
+class IsolatedBackend : public Backend {
+ public:
+  // Starts the runner and asks it to describe its device.
+  static absl::StatusOr<std::unique_ptr<IsolatedBackend>> Create(RunnerConfig config, kernels::Backend kind);
+
+  kernels::Backend kind() const override { return kind_; }
+  v1::DeviceInfo device() const override { return device_; }
+  absl::StatusOr<v1::Calibration> Calibrate() override;
+  std::optional<v1::DatasheetPeaks> datasheet() const override { return datasheet_; }
+  v1::Result MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant, const kernels::Problem& problem,
+                        const v1::MeasurementSettings& settings, const CancelFlag& cancel) override;
+
+  int runner_starts() const { return runner_->starts(); }
+
+ private:
+  IsolatedBackend(RunnerConfig config, kernels::Backend kind)
+      : kind_(kind), runner_(std::make_unique<RunnerProcess>(std::move(config))) {}
+
+  kernels::Backend kind_;
+  std::unique_ptr<RunnerProcess> runner_;
+  v1::DeviceInfo device_;
+  std::optional<v1::DatasheetPeaks> datasheet_;
+};
+
+}  // namespace kbench::worker
