@@ -27,6 +27,10 @@ copy_deps() {
 for f in "$out"/bin/* "$out"/tests/* "$out"/lib/*.so*; do
   [[ -f "$f" ]] && copy_deps "$f"
 done
+# A deploy artifact carries no debug information (the build tree keeps it).
+for f in "$out"/bin/* "$out"/tests/* "$out"/lib/*.so*; do
+  [[ -f "$f" && ! -L "$f" ]] && strip --strip-debug "$f" 2>/dev/null
+done
 # Copied libraries bring their own dependencies (already resolved by ldd transitively above).
 cat >"$out/README" <<TXT
 kbench bundle: bin/ kbench-coordinator, kbench-worker, kbench-client; lib/ their libraries;

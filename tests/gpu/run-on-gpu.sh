@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests gemmtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 set -uo pipefail
@@ -20,9 +20,15 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests memory gemm isolation timing readmes}
+phases=${*:-tests gemmtests memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# cuBLAS may come with a Python wheel rather than the toolkit.
+if [[ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]]; then
+  d=$(dirname "$(find /usr /opt -name 'libcublas.so.13' 2>/dev/null | head -1)" 2>/dev/null)
+  [[ -n $d && $d != . ]] && export LD_LIBRARY_PATH=$d:$LD_LIBRARY_PATH
+fi
+cal=${KBENCH_CALIBRATION:-/tmp/kbench-calibration.txt}
 bin=$bundle/bin
 status=0
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$out/run.log"; }
@@ -50,8 +56,8 @@ start_cluster() {
   pids+=($!)
   addr=$(wait_line "$out/coordinator.log" "listening on" 30) || { log "coordinator failed"; cat "$out/coordinator.log"; exit 1; }
   # The fault-injection op is only for this run's isolation phase; it never runs unless asked for.
-  KBENCH_FAULT_INJECTION=1 "$bin/kbench-worker" --coordinator "$addr" --backend cuda \
-    --calibration-cache "$out/calibration.txt" >"$out/worker.log" 2>&1 &
+  KBENCH_FAULT_INJECTION=1 "$bin/kbench-worker" --coordinator "$addr" --backend "${KBENCH_BACKEND:-cuda}" \
+    --calibration-cache "$cal" >"$out/worker.log" 2>&1 &
   pids+=($!)
   wid=$(wait_line "$out/worker.log" "registered as" 300) || { log "worker failed"; cat "$out/worker.log"; exit 1; }
   log "cluster: coordinator $addr, worker $wid"
@@ -78,17 +84,22 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests)
-      for t in "$bundle"/tests/*_gpu_test; do
-        log "test $(basename "$t")"
-        timeout 300 "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 \
-          || { status=1; log "FAILED: $(basename "$t")"; }
-        tail -3 "$out/$(basename "$t").log" | tee -a "$out/run.log"
-      done
+    tests | gemmtests)
+      t=$bundle/tests/kernels_gpu_test
+      [[ $phase == gemmtests ]] && t=$bundle/tests/gemm_gpu_test
+      log "test $(basename "$t")"
+      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+        >"$out/$(basename "$t").log" 2>&1 || { status=1; log "FAILED: $(basename "$t")"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      [[ $phase == tests ]] && continue
       cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
       KBENCH_CUOBJDUMP=$cuobjdump KBENCH_KERNELS_LIB=$bundle/lib/libkbench_kernels.so \
         "$bundle/tests/gemm_sass_test" >"$out/gemm_sass_test.log" 2>&1 || { status=1; log "FAILED: gemm_sass_test"; }
       tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
+      ;;
+    smoke)  # the whole path on a tiny problem: for checking this script on any machine
+      start_cluster
+      submit smoke --op vector_add --shape N=4096 --dtype f32 --max-time-ms 100
       ;;
     memory)
       start_cluster
@@ -119,15 +130,16 @@ for phase in $phases; do
         read -r op variant shape kernel <<<"$spec"
         log "timing $op $variant $shape"
         "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 1000 \
-          --calibration_cache "$out/calibration.txt" --json "$out/timing-$op.jsonl" >>"$out/timing.log" 2>&1
+          --calibration_cache "$cal" --json "$out/timing-$op.jsonl" >>"$out/timing.log" 2>&1
         [[ -n $ncu ]] && timeout 240 "$ncu" --clock-control none --cache-control all --metrics gpu__time_duration.sum \
           -k "regex:$kernel" --launch-skip 5 --launch-count 30 --csv \
           "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 200 \
-          --calibration_cache "$out/calibration.txt" >"$out/ncu-$op.csv" 2>>"$out/timing.log"
+          --calibration_cache "$cal" >"$out/ncu-$op.csv" 2>>"$out/timing.log"
       done
       python3 "$here/tables.py" timing "$out" | tee "$out/timing.md" | tee -a "$out/run.log"
       ;;
     readmes)
+      cp "$cal" "$out/calibration.txt" 2>/dev/null
       python3 "$here/tables.py" readmes "$out" "$repo" | tee -a "$out/run.log"
       for f in elementwise reduction gemm; do
         [[ -f $repo/kernels/$f/README.md ]] && cp "$repo/kernels/$f/README.md" "$out/README-$f.md"
