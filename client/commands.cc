@@ -40,7 +40,7 @@ std::string TopUsage() {
   absl::StrAppend(&s,
                   "\nThe coordinator and token come from the flags, else $KBENCH_COORDINATOR and $KBENCH_TOKEN, else\n"
                   "the config file (--config, else $KBENCH_CONFIG, else ~/.config/kbench/client.conf) with lines\n"
-                  "`coordinator = host:port` and `token = ...`, else ",
+                  "`coordinator = host:port` and `token = ...` (TLS: tls_ca, tls_cert, tls_key), else ",
                   kDefaultCoordinator, " without a token.\n",
                   "\nOutput: --format table (default), md (GitHub Markdown), json (API messages), csv (raw numbers).\n",
                   "Exit status: 0 ok; 1 a job or result failed, or the service failed; 2 usage or invalid request.\n",
@@ -74,6 +74,9 @@ std::vector<FlagSpec> ConnectionFlagSpecs() {
       {"coordinator", "HOST:PORT", "Coordinator address (default: $KBENCH_COORDINATOR, config, 127.0.0.1:50051)"},
       {"token", "TOKEN", "Bearer token (default: $KBENCH_TOKEN, config)"},
       {"config", "PATH", "Config file (default: $KBENCH_CONFIG, ~/.config/kbench/client.conf)"},
+      {"tls-ca", "PEM", "CA certificates that verify the coordinator: TLS (default: $KBENCH_TLS_CA, config)"},
+      {"tls-cert", "PEM", "Client certificate for mTLS, with --tls-key (default: $KBENCH_TLS_CERT, config)"},
+      {"tls-key", "PEM", "Key of --tls-cert (default: $KBENCH_TLS_KEY, config)"},
   };
 }
 
@@ -84,12 +87,17 @@ ConnectionFlags ConnectionFlagsFrom(const ParsedArgs& args, const ConnectionFlag
   if (args.Has("coordinator")) out.coordinator = args.Get("coordinator");
   if (args.Has("token")) out.token = args.Get("token");
   if (args.Has("config")) out.config = args.Get("config");
+  if (args.Has("tls-ca")) out.tls_ca = args.Get("tls-ca");
+  if (args.Has("tls-cert")) out.tls_cert = args.Get("tls-cert");
+  if (args.Has("tls-key")) out.tls_key = args.Get("tls-key");
   return out;
 }
 
 absl::StatusOr<Connection> Connect(const ParsedArgs& args, const ConnectionFlags& globals) {
   auto options = ResolveConnection(ConnectionFlagsFrom(args, globals));
   if (!options.ok()) return options.status();
+  // Unreadable TLS files are reported here, not as a failure of every call.
+  if (auto credentials = api::MakeChannelCredentials(*options); !credentials.ok()) return credentials.status();
   Connection c;
   c.options = *options;
   c.stub = v1::Coordinator::NewStub(api::MakeChannel(c.options));
@@ -169,10 +177,7 @@ int RunCli(const std::vector<std::string>& args, Io& io) {
   }
   const Command* c = FindCommand(name);
   if (c == nullptr) return UnknownCommand(io, name);
-  ConnectionFlags connection;
-  if (globals->Has("coordinator")) connection.coordinator = globals->Get("coordinator");
-  if (globals->Has("token")) connection.token = globals->Get("token");
-  if (globals->Has("config")) connection.config = globals->Get("config");
+  const ConnectionFlags connection = ConnectionFlagsFrom(*globals, ConnectionFlags{});
   return c->run(rest, connection, io);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -46,10 +47,17 @@ absl::StatusOr<ConfigFile> ParseConfig(absl::string_view text, absl::string_view
       out.coordinator = value;
     } else if (key == "token") {
       out.token = value;
+    } else if (key == "tls_ca") {
+      out.tls_ca = value;
+    } else if (key == "tls_cert") {
+      out.tls_cert = value;
+    } else if (key == "tls_key") {
+      out.tls_key = value;
     } else {
       // Strict on purpose: a misspelt key would otherwise silently fall back to the default address.
       return absl::InvalidArgumentError(
-          absl::StrCat(origin, ":", line_no, ": unknown key '", key, "' (known: coordinator, token)"));
+          absl::StrCat(origin, ":", line_no, ": unknown key '", key,
+                       "' (known: coordinator, token, tls_ca, tls_cert, tls_key)"));
     }
   }
   return out;
@@ -92,6 +100,18 @@ absl::StatusOr<api::ChannelOptions> ResolveConnection(const ConnectionFlags& fla
     out.token = *env;
   else if (file.token)
     out.token = *file.token;
+  // TLS files: each from its flag, else the environment, else the config file.
+  for (auto [flag, env, from_file, field] :
+       {std::tuple{&flags.tls_ca, "KBENCH_TLS_CA", &file.tls_ca, &out.tls_ca_path},
+        std::tuple{&flags.tls_cert, "KBENCH_TLS_CERT", &file.tls_cert, &out.tls_cert_path},
+        std::tuple{&flags.tls_key, "KBENCH_TLS_KEY", &file.tls_key, &out.tls_key_path}}) {
+    if (*flag)
+      *field = **flag;
+    else if (auto value = Env(env))
+      *field = *value;
+    else if (*from_file)
+      *field = **from_file;
+  }
   if (out.address.empty()) return absl::InvalidArgumentError("coordinator address is empty");
   return out;
 }

@@ -1,5 +1,6 @@
-// Where the client connects: the coordinator address and bearer token, resolved per field from
-// flags, then the environment (KBENCH_COORDINATOR, KBENCH_TOKEN), then a config file, then defaults.
+// Where the client connects: the coordinator address, bearer token and TLS files, resolved per field
+// from flags, then the environment (KBENCH_COORDINATOR, KBENCH_TOKEN, KBENCH_TLS_CA, KBENCH_TLS_CERT,
+// KBENCH_TLS_KEY), then a config file, then defaults (plaintext, no token).
 #pragma once
 
 #include <optional>
@@ -18,12 +19,18 @@ struct ConnectionFlags {
   std::optional<std::string> coordinator;
   std::optional<std::string> token;
   std::optional<std::string> config;  // Path of the config file.
+  std::optional<std::string> tls_ca;    // PEM roots that verify the coordinator: TLS.
+  std::optional<std::string> tls_cert;  // PEM client certificate (mTLS), with tls_key.
+  std::optional<std::string> tls_key;
 };
 
 // The contents of a config file: lines `key = value`, '#' starts a comment.
 struct ConfigFile {
   std::optional<std::string> coordinator;
   std::optional<std::string> token;
+  std::optional<std::string> tls_ca;  // Keys tls_ca, tls_cert, tls_key.
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
 };
 
 // Parses config text; `origin` names the file in error messages ("client.conf:3: ...").

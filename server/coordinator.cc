@@ -10,14 +10,18 @@
 #include "api/names.h"
 #include "api/validate.h"
 #include "server/catalog.h"
+#include "server/health.h"
 #include "server/ids.h"
 #include "server/matching.h"
+#include "server/result_columns.h"
 
 namespace kbench::server {
 namespace {
 
 constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
+constexpr int kDefaultHistoryLimit = 100;
+constexpr int kMaxHistoryLimit = 1000;
 constexpr size_t kMaxIdempotencyKeyBytes = 256;
 constexpr int kJobIdAttempts = 3;  // Fresh ids to try should a random one collide.
 
@@ -46,6 +50,18 @@ std::string GpuModel(const v1::WorkerInfo& info) {
 
 absl::Status Required(absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+}
+
+std::string LabelOf(const v1::JobSpec& spec, const std::string& name) {
+  auto it = spec.labels().find(name);
+  return it == spec.labels().end() ? std::string() : it->second;
+}
+
+std::vector<std::vector<double>> SamplesOf(std::vector<BaselineResult> baseline) {
+  std::vector<std::vector<double>> out;
+  out.reserve(baseline.size());
+  for (BaselineResult& b : baseline) out.push_back(std::move(b.samples_ns));
+  return out;
 }
 
 }  // namespace
@@ -154,12 +170,19 @@ absl::StatusOr<std::vector<v1::WorkerStatus>> Coordinator::ListWorkers() {
   if (!workers.ok()) return workers.status();
   const int64_t now = clock_->NowUnixMs();
   std::vector<v1::WorkerStatus> out;
-  for (WorkerRecord& w : *workers) {
+  std::vector<HealthInput> health_inputs;
+  for (const WorkerRecord& w : *workers) {
     v1::WorkerStatus& s = out.emplace_back();
     s.set_state(WorkerState(w, now));
     s.set_last_heartbeat_unix_ms(w.last_heartbeat_unix_ms);
     s.set_current_job_id(w.current_job_id);
-    *s.mutable_info() = std::move(w.info);
+    health_inputs.push_back(HealthInput{&w.info, s.state() != "lost"});
+  }
+  const std::vector<WorkerHealth> health = AssessFleetHealth(health_inputs, config_.health_margin);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].set_unhealthy(health[i].unhealthy);
+    out[i].set_health_reason(health[i].reason);
+    *out[i].mutable_info() = std::move((*workers)[i].info);
   }
   return out;
 }
@@ -177,6 +200,26 @@ absl::StatusOr<std::vector<v1::OpInfo>> Coordinator::ListKernels(absl::string_vi
         "op '", op, "' is on no registered worker (known: ",
         absl::StrJoin(catalog, ", ", [](std::string* out, const v1::OpInfo& o) { out->append(o.name()); }), ")"));
   return std::vector<v1::OpInfo>{*found};
+}
+
+absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
+  if (query.op.empty()) return Required("op");
+  if (!v1::Dtype_IsValid(query.dtype))
+    return absl::InvalidArgumentError(absl::StrCat("dtype: unknown value ", query.dtype));
+  if (query.limit <= 0) query.limit = kDefaultHistoryLimit;
+  query.limit = std::min(query.limit, kMaxHistoryLimit);
+  absl::StatusOr<std::vector<HistoryRow>> rows = store_->History(query);
+  if (!rows.ok()) return rows.status();
+  HistoryOutcome out;
+  out.points = *std::move(rows);
+  if (out.points.empty()) return out;
+  absl::StatusOr<std::vector<BaselineResult>> baseline = store_->BaselineResults(
+      out.points.front().series, config_.baseline_branch, config_.regression.baseline_results, "");
+  if (!baseline.ok()) return baseline.status();
+  const RegressionAnalysis a = AnalyzeRegression({}, 0, SamplesOf(*std::move(baseline)), config_.regression);
+  out.baseline_median_ns = a.baseline_median_ns;
+  out.baseline_results = a.baseline_results;
+  return out;
 }
 
 absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info) {
@@ -231,16 +274,52 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
       return absl::InvalidArgumentError(
           absl::StrCat("results[", i, "].index: must be >= 0, got ", results[i].index()));
   const int64_t now = clock_->NowUnixMs();
-  absl::StatusOr<Lease> lease = store_->ExtendLease(lease_id, now, config_.lease_ttl.count(), progress);
-  if (!lease.ok()) return lease.status();
-  if (!results.empty()) {
-    absl::StatusOr<std::vector<int32_t>> added = store_->AppendResults(lease_id, now, results);
-    if (!added.ok()) return added.status();
-    if (observer_ != nullptr)
-      for (const v1::Result& r : results)
-        if (std::find(added->begin(), added->end(), r.index()) != added->end()) observer_->ResultStored(r.status());
+  if (results.empty()) {
+    absl::StatusOr<Lease> lease = store_->ExtendLease(lease_id, now, config_.lease_ttl.count(), progress);
+    if (!lease.ok()) return lease.status();
+    return ProgressOutcome{lease->expires_unix_ms, lease->job.state() == v1::CANCELLED_JOB};
   }
-  return ProgressOutcome{lease->expires_unix_ms, lease->job.state() == v1::CANCELLED_JOB};
+  // Results are judged against their baselines first (reads), then the whole report is one write.
+  absl::StatusOr<v1::Job> job = store_->GetLeasedJob(lease_id, now);
+  if (!job.ok()) return job.status();
+  std::vector<v1::Result> stored = results;
+  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, &stored);
+  if (!verdicts.ok()) return verdicts.status();
+  absl::StatusOr<ReportOutcome> report =
+      store_->AppendResults(lease_id, now, config_.lease_ttl.count(), progress, stored, *verdicts);
+  if (!report.ok()) return report.status();
+  if (observer_ != nullptr)
+    for (const v1::Result& r : results)
+      if (std::find(report->added.begin(), report->added.end(), r.index()) != report->added.end())
+        observer_->ResultStored(r.status());
+  return ProgressOutcome{report->lease.expires_unix_ms, report->lease.job.state() == v1::CANCELLED_JOB};
+}
+
+absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,
+                                                                      std::vector<v1::Result>* results) {
+  if (std::any_of(results->begin(), results->end(), [](const v1::Result& r) { return r.device().name().empty(); })) {
+    absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
+    if (!worker.ok() && !absl::IsNotFound(worker.status())) return worker.status();
+    if (worker.ok() && !worker->info.devices().empty())
+      for (v1::Result& r : *results)
+        if (r.device().name().empty()) *r.mutable_device() = worker->info.devices(0);
+  }
+  const bool on_baseline_branch = LabelOf(job.spec(), "branch") == config_.baseline_branch;
+  std::vector<ResultVerdict> verdicts(results->size());
+  for (size_t i = 0; i < results->size(); ++i) {
+    const v1::Result& r = (*results)[i];
+    if (r.status() != v1::OK) continue;
+    absl::StatusOr<std::vector<BaselineResult>> baseline = store_->BaselineResults(
+        SeriesOf(r), config_.baseline_branch, config_.regression.baseline_results, job.job_id());
+    if (!baseline.ok()) return baseline.status();
+    const RegressionAnalysis a =
+        AnalyzeRegression(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
+                          r.timing().median_ns(), SamplesOf(*std::move(baseline)), config_.regression);
+    // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
+    verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns,
+                                on_baseline_branch && !r.problem().preset().empty()};
+  }
+  return verdicts;
 }
 
 absl::StatusOr<v1::Job> Coordinator::CompleteJob(absl::string_view lease_id, bool failed, absl::string_view error) {
@@ -277,8 +356,42 @@ absl::Status Coordinator::PublishSnapshot() {
   FleetSnapshot snap;
   snap.queued = (*counts)[v1::QUEUED];
   snap.running = (*counts)[v1::RUNNING];
+  absl::StatusOr<std::vector<SeriesPoint>> series = store_->ListSeries();
+  if (!series.ok()) return series.status();
   const int64_t now = clock_->NowUnixMs();
-  for (const WorkerRecord& w : *workers) ++snap.workers[{WorkerState(w, now), GpuModel(w.info)}];
+  std::vector<HealthInput> health_inputs;
+  for (const WorkerRecord& w : *workers) {
+    const std::string state = WorkerState(w, now);
+    ++snap.workers[{state, GpuModel(w.info)}];
+    health_inputs.push_back(HealthInput{&w.info, state != "lost"});
+  }
+  const std::vector<WorkerHealth> health = AssessFleetHealth(health_inputs, config_.health_margin);
+  // Per (worker name, model): the lowest ceilings over its devices of that model. A name registered
+  // twice (a worker restarted without its id) shows its live registration only: lost ones are left out.
+  for (size_t i = 0; i < workers->size(); ++i) {
+    if (!health_inputs[i].counts_for_median) continue;
+    const v1::WorkerInfo& info = (*workers)[i].info;
+    for (int d = 0; d < info.devices_size(); ++d) {
+      const v1::DeviceInfo& device = info.devices(d);
+      WorkerCeilingsGauge& g = snap.worker_ceilings[{info.name(), device.name()}];
+      const v1::Calibration* cal = CalibrationOf(info, d);
+      if (cal != nullptr) {
+        auto lowest = [](double* into, double value) {
+          if (value > 0 && (*into <= 0 || value < *into)) *into = value;
+        };
+        lowest(&g.copy_bytes_per_second, cal->copy_bytes_per_second());
+        for (const auto& [dtype, flops] : cal->peak_flops_per_second()) lowest(&g.peak_flops_per_second[dtype], flops);
+      }
+      g.unhealthy = g.unhealthy || health[i].device_unhealthy[d];
+    }
+  }
+  for (const SeriesPoint& p : *series) {
+    SeriesGauge& g = snap.series[SeriesLabels{p.series.gpu_model, p.series.op, p.series.variant, p.series.shape,
+                                              api::DtypeName(p.series.dtype)}];
+    g.median_seconds = p.median_ns * 1e-9;
+    g.utilization = p.utilization;
+    g.regression = p.verdict == v1::SLOWER;
+  }
   observer_->Snapshot(snap);
   return absl::OkStatus();
 }

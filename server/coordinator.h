@@ -17,6 +17,7 @@
 #include "kbench/v1/result.pb.h"
 #include "server/clock.h"
 #include "server/observer.h"
+#include "server/regression.h"
 #include "server/store.h"
 
 namespace kbench::server {
@@ -26,6 +27,9 @@ struct CoordinatorConfig {
   int max_attempts = 3;                                  // Leases granted before an expiring job FAILS.
   std::chrono::milliseconds worker_lost_after{15'000};   // A worker without heartbeat this long is "lost".
   std::chrono::milliseconds heartbeat_interval{2'000};   // Told to workers at registration.
+  RegressionConfig regression;                           // Verdicts of reported results.
+  std::string baseline_branch = "main";                  // The "branch" label whose history is the baseline.
+  double health_margin = 0.10;                           // A device this far below its model's median is unhealthy.
 };
 
 struct SubmitOutcome {
@@ -48,6 +52,12 @@ struct ProgressOutcome {
 struct RegisterOutcome {
   std::string worker_id;
   int64_t heartbeat_interval_ms = 0;
+};
+
+struct HistoryOutcome {
+  std::vector<HistoryRow> points;   // Newest first.
+  double baseline_median_ns = 0;    // The current baseline of the newest point's series; 0 without one.
+  int baseline_results = 0;
 };
 
 struct JobResults {
@@ -74,6 +84,9 @@ class Coordinator {
   absl::StatusOr<std::vector<v1::WorkerStatus>> ListWorkers();
   // op empty: every op; NOT_FOUND for an op no worker has.
   absl::StatusOr<std::vector<v1::OpInfo>> ListKernels(absl::string_view op);
+  // A series' history with verdicts. INVALID_ARGUMENT without op or with an unknown dtype;
+  // limit <= 0: 100; capped at 1000.
+  absl::StatusOr<HistoryOutcome> GetHistory(HistoryQuery query);
 
   // Worker side.
   // Keeps info.worker_id when it names a registered worker; otherwise assigns "w-<random>".
@@ -93,6 +106,9 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
+  // One verdict per result, against the baseline of each result's series. Results that name no
+  // device get the leasing worker's first device, so that they join a series.
+  absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, std::vector<v1::Result>* results);
   // "idle", "busy" or "lost", from the heartbeat's age.
   std::string WorkerState(const WorkerRecord& w, int64_t now_ms) const;
   // ran: the job was RUNNING when it finished, so its last attempt's duration is meaningful.

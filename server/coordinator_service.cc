@@ -87,6 +87,41 @@ grpc::Status CoordinatorService::ListKernels(grpc::ServerContext*, const v1::Lis
   });
 }
 
+grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
+                                            v1::GetHistoryResponse* resp) {
+  return Gated([&] {
+    HistoryQuery q;
+    q.op = req->op();
+    q.variant = req->variant();
+    q.gpu_model_substring = req->gpu_model();
+    q.shape = req->shape();
+    q.dtype = req->dtype();
+    q.limit = req->limit();
+    absl::StatusOr<HistoryOutcome> r = coordinator_->GetHistory(std::move(q));
+    if (!r.ok()) return ToGrpc(r.status());
+    for (const HistoryRow& row : r->points) {
+      v1::HistoryPoint* p = resp->add_points();
+      p->set_job_id(row.job_id);
+      p->set_finished_unix_ms(row.finished_unix_ms);
+      p->set_median_ns(row.median_ns);
+      p->set_utilization(row.utilization);
+      p->set_verdict(row.verdict.verdict);
+      p->set_change_fraction(row.verdict.change_fraction);
+      p->set_p_value(row.verdict.p_value);
+      p->set_branch(row.branch);
+      p->set_git_sha(row.git_sha);
+      p->set_variant(row.series.variant);
+      p->set_shape(row.series.shape);
+      p->set_dtype(row.series.dtype);
+      p->set_gpu_model(row.series.gpu_model);
+      p->set_baseline_median_ns(row.verdict.baseline_median_ns);
+    }
+    resp->set_baseline_median_ns(r->baseline_median_ns);
+    resp->set_baseline_results(r->baseline_results);
+    return grpc::Status::OK;
+  });
+}
+
 grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
                                                 v1::RegisterWorkerResponse* resp) {
   return Gated([&] {

@@ -25,6 +25,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::ListWorkersResponse* resp) override;
   grpc::Status ListKernels(grpc::ServerContext*, const v1::ListKernelsRequest* req,
                            v1::ListKernelsResponse* resp) override;
+  grpc::Status GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
+                          v1::GetHistoryResponse* resp) override;
   grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) override;

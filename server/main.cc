@@ -1,5 +1,6 @@
 // kbench-coordinator: parses flags, opens the store, serves the Coordinator gRPC service and the
-// Prometheus metrics, runs the lease reaper, and shuts down cleanly on SIGTERM or SIGINT.
+// Prometheus metrics, runs the lease reaper, and shuts down cleanly on SIGTERM or SIGINT. The store
+// is SQLite (a file) by default, PostgreSQL when --db is a postgresql:// URI.
 // On start it prints exactly two lines to stdout (tests read the bound ports from them):
 //   kbench-coordinator listening on <host>:<port>
 //   kbench-coordinator metrics on <host>:<port>
@@ -20,6 +21,8 @@
 #include "absl/time/time.h"
 #include "api/channel.h"
 #include "grpcpp/grpcpp.h"
+#include "server/auth/security_flags.h"
+#include "server/auth/server_security.h"
 #include "server/cli_args.h"
 #include "server/clock.h"
 #include "server/coordinator.h"
@@ -27,16 +30,32 @@
 #include "server/metrics.h"
 #include "server/reaper.h"
 #include "server/request_gate.h"
+#include "server/postgres_store.h"
 #include "server/sqlite_store.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address host:port to serve on; port 0 picks a free port");
-ABSL_FLAG(std::string, db, "./kbench.db", "SQLite database file, created when missing");
+ABSL_FLAG(std::string, db, "./kbench.db",
+          "SQLite database file, created when missing; or a PostgreSQL URI (postgresql://user@host:port/dbname) "
+          "for a fleet, where several coordinators share one database");
+ABSL_FLAG(int32_t, db_pool_size, 4, "PostgreSQL connections this coordinator keeps open");
+ABSL_FLAG(std::string, sqlite_synchronous, "full",
+          "SQLite commits: 'full' fsyncs every commit (nothing lost even to a power loss); 'normal' fsyncs at "
+          "checkpoints only (nothing lost to a coordinator crash or restart; the last commits may be lost to an "
+          "OS crash or power loss), for several times the write throughput on a slow disk");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:0",
           "Prometheus /metrics address host:port; port 0 picks a free port; empty disables metrics");
 ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "A job lease expires this long after the worker's last report");
 ABSL_FLAG(int32_t, max_attempts, 3, "Leases a job may be granted before an expired lease fails it");
 ABSL_FLAG(int64_t, worker_lost_after_ms, 15000, "A worker without a heartbeat for this long is shown as lost");
 ABSL_FLAG(int64_t, heartbeat_interval_ms, 2000, "How often workers are told to heartbeat");
+ABSL_FLAG(double, regression_threshold, 0.03,
+          "A result slower than its baseline's median by more than this fraction (and significantly) is SLOWER");
+ABSL_FLAG(double, regression_alpha, 0.01, "Significance level of the Mann-Whitney U test of a result vs its baseline");
+ABSL_FLAG(int32_t, baseline_results, 10, "Latest OK main-branch results of a series pooled into its baseline");
+ABSL_FLAG(std::string, baseline_branch, "main", "Value of the job label 'branch' whose history is the baseline");
+ABSL_FLAG(double, health_margin, 0.10,
+          "A worker is unhealthy when a device's calibrated copy bandwidth or f32/bf16 peak is below its GPU "
+          "model's fleet median by more than this fraction");
 
 namespace kbench::server {
 namespace {
@@ -48,13 +67,17 @@ constexpr std::chrono::seconds kShutdownGrace{5};
 // The flags --help lists, in order.
 const std::vector<std::string>& OwnFlags() {
   static const auto* names = new std::vector<std::string>{
-      "listen", "db", "metrics_listen", "lease_ttl_ms", "max_attempts", "worker_lost_after_ms", "heartbeat_interval_ms"};
+      "listen", "db", "db_pool_size", "sqlite_synchronous", "metrics_listen", "lease_ttl_ms", "max_attempts",
+      "worker_lost_after_ms", "heartbeat_interval_ms", "regression_threshold", "regression_alpha",
+      "baseline_results", "baseline_branch", "health_margin"};
   return *names;
 }
 
 struct ServerOptions {
   std::string listen;
   std::string db;
+  int db_pool_size = 4;
+  bool sqlite_fsync_each_commit = true;
   std::string metrics_listen;
   CoordinatorConfig coordinator;
 };
@@ -73,6 +96,14 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.coordinator.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   o.coordinator.worker_lost_after = std::chrono::milliseconds(absl::GetFlag(FLAGS_worker_lost_after_ms));
   o.coordinator.heartbeat_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
+  o.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  const std::string synchronous = absl::GetFlag(FLAGS_sqlite_synchronous);
+  o.sqlite_fsync_each_commit = synchronous == "full";
+  o.coordinator.regression.threshold = absl::GetFlag(FLAGS_regression_threshold);
+  o.coordinator.regression.alpha = absl::GetFlag(FLAGS_regression_alpha);
+  o.coordinator.regression.baseline_results = absl::GetFlag(FLAGS_baseline_results);
+  o.coordinator.baseline_branch = absl::GetFlag(FLAGS_baseline_branch);
+  o.coordinator.health_margin = absl::GetFlag(FLAGS_health_margin);
   for (absl::Status s : {
            Check(o.listen.find(':') != std::string::npos, "--listen: expected host:port"),
            Check(o.metrics_listen.empty() || o.metrics_listen.find(':') != std::string::npos,
@@ -82,6 +113,15 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
            Check(o.coordinator.max_attempts >= 1, "--max-attempts: must be >= 1"),
            Check(o.coordinator.worker_lost_after.count() > 0, "--worker-lost-after-ms: must be > 0"),
            Check(o.coordinator.heartbeat_interval.count() > 0, "--heartbeat-interval-ms: must be > 0"),
+           Check(o.db_pool_size >= 1, "--db-pool-size: must be >= 1"),
+           Check(synchronous == "full" || synchronous == "normal", "--sqlite-synchronous: 'full' or 'normal'"),
+           Check(o.coordinator.regression.threshold >= 0, "--regression-threshold: must be >= 0"),
+           Check(o.coordinator.regression.alpha > 0 && o.coordinator.regression.alpha < 1,
+                 "--regression-alpha: must be in (0, 1)"),
+           Check(o.coordinator.regression.baseline_results >= 1, "--baseline-results: must be >= 1"),
+           Check(!o.coordinator.baseline_branch.empty(), "--baseline-branch: required"),
+           Check(o.coordinator.health_margin >= 0 && o.coordinator.health_margin < 1,
+                 "--health-margin: must be in [0, 1)"),
        }) {
     if (!s.ok()) return s;
   }
@@ -90,10 +130,32 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
 
 std::string HostOf(const std::string& address) { return address.substr(0, address.rfind(':')); }
 
-int Serve(const ServerOptions& options, const sigset_t& stop_signals) {
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(options.db);
+// The database for messages: a PostgreSQL URI without its password.
+std::string Redacted(const std::string& db) {
+  if (!IsPostgresUri(db)) return db;
+  const size_t scheme = db.find("://") + 3;
+  const size_t at = db.find('@', scheme);
+  const size_t colon = db.find(':', scheme);
+  if (at == std::string::npos || colon == std::string::npos || colon > at) return db;
+  return db.substr(0, colon + 1) + "***" + db.substr(at);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const ServerOptions& options) {
+  if (IsPostgresUri(options.db)) {
+    absl::StatusOr<std::unique_ptr<PostgresStore>> pg = PostgresStore::Open(options.db, options.db_pool_size);
+    if (!pg.ok()) return pg.status();
+    return std::unique_ptr<Store>(*std::move(pg));
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStore>> sqlite = SqliteStore::Open(options.db, options.sqlite_fsync_each_commit);
+  if (!sqlite.ok()) return sqlite.status();
+  return std::unique_ptr<Store>(*std::move(sqlite));
+}
+
+int Serve(const ServerOptions& options, auth::ServerSecurity& security, const sigset_t& stop_signals) {
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(options);
   if (!store.ok()) {
-    std::cerr << kProgram << ": cannot open database " << options.db << ": " << store.status().message() << "\n";
+    std::cerr << kProgram << ": cannot open database " << Redacted(options.db) << ": " << store.status().message()
+              << "\n";
     return 1;
   }
   SystemClock clock;
@@ -114,10 +176,10 @@ int Serve(const ServerOptions& options, const sigset_t& stop_signals) {
   CoordinatorService service(&coordinator, &gate);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options.listen, security.credentials(), &port);
   builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
-  builder.RegisterService(&service);
+  builder.RegisterService(security.Guard(&service));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::cerr << kProgram << ": cannot listen on " << options.listen << "\n";
@@ -161,7 +223,8 @@ int main(int argc, char** argv) {
   using namespace kbench::server;
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   if (WantsHelp(args)) {
-    std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.", OwnFlags());
+    std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.",
+                       auth::WithSecurityFlags(OwnFlags()));
     return 0;
   }
   if (absl::Status s = CheckArgs(args); !s.ok()) {
@@ -176,6 +239,15 @@ int main(int argc, char** argv) {
     std::cerr << kProgram << ": " << options.status().message() << " (see --help)\n";
     return 2;
   }
+  // TLS, tokens, rate limits; refuses to listen beyond loopback without tokens unless --insecure.
+  absl::StatusOr<std::unique_ptr<auth::ServerSecurity>> security =
+      auth::ServerSecurity::Make(auth::SecurityOptionsFromFlags(), options->listen);
+  if (!security.ok()) {
+    std::cerr << kProgram << ": " << security.status().message() << " (see --help)\n";
+    return 2;
+  }
+  if (!(*security)->warning().empty()) std::cerr << kProgram << ": " << (*security)->warning() << "\n";
+  std::cerr << kProgram << ": " << (*security)->Describe() << "\n";
   // Block the stop signals in every thread (gRPC's and the exposer's inherit the mask); the main
   // thread takes them synchronously with sigwait and shuts down in order.
   sigset_t stop_signals;
@@ -183,5 +255,5 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  return Serve(*options, stop_signals);
+  return Serve(*options, **security, stop_signals);
 }

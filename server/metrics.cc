@@ -81,7 +81,42 @@ Metrics::Metrics()
                      .Help("Job latency: phase=queue from submission to first lease, phase=run from lease to end")
                      .Register(*registry_)),
       queue_wait_(durations_.Add({{"phase", "queue"}}, DurationBuckets())),
-      run_time_(durations_.Add({{"phase", "run"}}, DurationBuckets())) {
+      run_time_(durations_.Add({{"phase", "run"}}, DurationBuckets())),
+      worker_copy_bandwidth_(prometheus::BuildGauge()
+                                 .Name("kbench_worker_copy_bandwidth_bytes_per_second")
+                                 .Help("Calibrated device-to-device copy bandwidth (read + write) of a live "
+                                       "worker's devices of a GPU model; the lowest when it has several")
+                                 .Register(*registry_)),
+      worker_peak_flops_(prometheus::BuildGauge()
+                             .Name("kbench_worker_peak_flops")
+                             .Help("Calibrated peak FLOP/s of a live worker's devices of a GPU model, by dtype; "
+                                   "the lowest when it has several")
+                             .Register(*registry_)),
+      worker_unhealthy_(prometheus::BuildGauge()
+                            .Name("kbench_worker_unhealthy")
+                            .Help("1 when a live worker's calibrated copy bandwidth or f32/bf16 peak is below its "
+                                  "GPU model's fleet median by more than --health-margin")
+                            .Register(*registry_)),
+      series_median_(prometheus::BuildGauge()
+                         .Name("kbench_series_median_seconds")
+                         .Help("Median time of the latest main-branch result of a tracked series")
+                         .Register(*registry_)),
+      series_utilization_(prometheus::BuildGauge()
+                              .Name("kbench_series_utilization")
+                              .Help("Roofline utilization (calibrated) of the latest main-branch result of a "
+                                    "tracked series")
+                              .Register(*registry_)),
+      series_regression_(prometheus::BuildGauge()
+                             .Name("kbench_series_regression")
+                             .Help("1 when the latest main-branch result of a tracked series was SLOWER than "
+                                   "its baseline")
+                             .Register(*registry_)),
+      copy_bandwidth_sync_(worker_copy_bandwidth_),
+      peak_flops_sync_(worker_peak_flops_),
+      unhealthy_sync_(worker_unhealthy_),
+      series_median_sync_(series_median_),
+      series_utilization_sync_(series_utilization_),
+      series_regression_sync_(series_regression_) {
   // Every final state and result status exists from the start, so rates work before the first event.
   for (v1::JobState s : {v1::SUCCEEDED, v1::FAILED, v1::CANCELLED_JOB})
     finished_.Add({{"state", Lower(api::JobStateName(s))}});
@@ -120,6 +155,49 @@ void Metrics::Snapshot(const FleetSnapshot& snapshot) {
     prometheus::Gauge*& g = worker_gauges_[key];
     if (g == nullptr) g = &workers_.Add({{"state", key.first}, {"gpu_model", key.second}});
     g->Set(static_cast<double>(count));
+  }
+
+  std::map<prometheus::Labels, double> copy, peak, unhealthy;
+  for (const auto& [key, c] : snapshot.worker_ceilings) {
+    const prometheus::Labels labels{{"worker", key.first}, {"gpu_model", key.second}};
+    if (c.copy_bytes_per_second > 0) copy[labels] = c.copy_bytes_per_second;
+    for (const auto& [dtype, flops] : c.peak_flops_per_second) {
+      prometheus::Labels with_dtype = labels;
+      with_dtype["dtype"] = dtype;
+      peak[with_dtype] = flops;
+    }
+    unhealthy[labels] = c.unhealthy ? 1 : 0;
+  }
+  copy_bandwidth_sync_.Set(copy);
+  peak_flops_sync_.Set(peak);
+  unhealthy_sync_.Set(unhealthy);
+
+  std::map<prometheus::Labels, double> median, utilization, regression;
+  for (const auto& [key, g] : snapshot.series) {
+    const prometheus::Labels labels{{"gpu_model", key.gpu_model}, {"op", key.op},      {"variant", key.variant},
+                                    {"shape", key.shape},         {"dtype", key.dtype}};
+    median[labels] = g.median_seconds;
+    if (g.utilization > 0) utilization[labels] = g.utilization;
+    regression[labels] = g.regression ? 1 : 0;
+  }
+  series_median_sync_.Set(median);
+  series_utilization_sync_.Set(utilization);
+  series_regression_sync_.Set(regression);
+}
+
+void GaugeSync::Set(const std::map<prometheus::Labels, double>& wanted) {
+  for (auto it = live_.begin(); it != live_.end();) {
+    if (wanted.count(it->first) == 0) {
+      family_.Remove(it->second);
+      it = live_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [labels, value] : wanted) {
+    prometheus::Gauge*& g = live_[labels];
+    if (g == nullptr) g = &family_.Add(labels);
+    g->Set(value);
   }
 }
 

@@ -21,6 +21,18 @@
 
 namespace kbench::server {
 
+// Keeps a gauge family equal to a wanted set of label sets and values: adds and sets gauges, and
+// removes those whose label set is no longer wanted (a worker gone, a series renamed). Not thread-safe.
+class GaugeSync {
+ public:
+  explicit GaugeSync(prometheus::Family<prometheus::Gauge>& family) : family_(family) {}
+  void Set(const std::map<prometheus::Labels, double>& wanted);
+
+ private:
+  prometheus::Family<prometheus::Gauge>& family_;
+  std::map<prometheus::Labels, prometheus::Gauge*> live_;
+};
+
 class Metrics final : public CoordinatorObserver {
  public:
   Metrics();
@@ -48,9 +60,24 @@ class Metrics final : public CoordinatorObserver {
   prometheus::Histogram& queue_wait_;
   prometheus::Histogram& run_time_;
 
+  // Fleet health and calibrated ceilings per live worker {worker, gpu_model}.
+  prometheus::Family<prometheus::Gauge>& worker_copy_bandwidth_;
+  prometheus::Family<prometheus::Gauge>& worker_peak_flops_;  // Also {dtype}.
+  prometheus::Family<prometheus::Gauge>& worker_unhealthy_;
+  // Tracked series {gpu_model, op, variant, shape, dtype}: the latest point on the main branch.
+  prometheus::Family<prometheus::Gauge>& series_median_;
+  prometheus::Family<prometheus::Gauge>& series_utilization_;
+  prometheus::Family<prometheus::Gauge>& series_regression_;
+
   absl::Mutex mu_;
   // The workers gauges currently exported, by (state, gpu_model); label sets that vanish are removed.
   std::map<std::pair<std::string, std::string>, prometheus::Gauge*> worker_gauges_ ABSL_GUARDED_BY(mu_);
+  GaugeSync copy_bandwidth_sync_ ABSL_GUARDED_BY(mu_);
+  GaugeSync peak_flops_sync_ ABSL_GUARDED_BY(mu_);
+  GaugeSync unhealthy_sync_ ABSL_GUARDED_BY(mu_);
+  GaugeSync series_median_sync_ ABSL_GUARDED_BY(mu_);
+  GaugeSync series_utilization_sync_ ABSL_GUARDED_BY(mu_);
+  GaugeSync series_regression_sync_ ABSL_GUARDED_BY(mu_);
 };
 
 // Serves a registry at http://<address>/metrics.

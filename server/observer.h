@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "kbench/v1/common.pb.h"
@@ -12,12 +13,38 @@
 
 namespace kbench::server {
 
+// The calibrated ceilings of one worker's devices of one GPU model (the lowest over them when it has
+// several), and whether any of them is unhealthy.
+struct WorkerCeilingsGauge {
+  double copy_bytes_per_second = 0;                    // 0: not calibrated.
+  std::map<std::string, double> peak_flops_per_second;  // By dtype name ("f32", "bf16", ...).
+  bool unhealthy = false;
+};
+
+// The latest tracked point of a series.
+struct SeriesGauge {
+  double median_seconds = 0;
+  double utilization = 0;   // 0 when unknown.
+  bool regression = false;  // Its verdict was SLOWER.
+};
+
+// Labels of a series gauge, all bounded: GPU model, op, variant, preset shape, dtype name.
+struct SeriesLabels {
+  std::string gpu_model, op, variant, shape, dtype;
+  bool operator<(const SeriesLabels& o) const {
+    return std::tie(gpu_model, op, variant, shape, dtype) < std::tie(o.gpu_model, o.op, o.variant, o.shape, o.dtype);
+  }
+};
+
 // A point-in-time count of the queue and the fleet, for gauges.
 struct FleetSnapshot {
   int64_t queued = 0;
   int64_t running = 0;
   // (state "idle"/"busy"/"lost", GPU model) -> number of workers.
   std::map<std::pair<std::string, std::string>, int64_t> workers;
+  // (worker name, GPU model) -> ceilings, for workers that are not lost.
+  std::map<std::pair<std::string, std::string>, WorkerCeilingsGauge> worker_ceilings;
+  std::map<SeriesLabels, SeriesGauge> series;
 };
 
 class CoordinatorObserver {

@@ -11,7 +11,7 @@ namespace kbench::server::sqlite {
 namespace {
 
 // Step i brings the schema from version i to version i + 1.
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     // 1: jobs, results, workers.
     R"sql(
 CREATE TABLE jobs (
@@ -55,6 +55,40 @@ CREATE TABLE workers (
   last_heartbeat_ms  INTEGER NOT NULL,
   state              TEXT NOT NULL DEFAULT 'idle',
   current_job_id     TEXT NOT NULL DEFAULT ''
+);
+)sql",
+    // 2: series columns and regression verdicts on results, samples apart from the message, and the
+    // latest tracked point of each series. Rows from version 1 keep empty series columns (they join
+    // no baseline) and their samples inside the message (samples IS NULL).
+    R"sql(
+ALTER TABLE results ADD COLUMN shape TEXT NOT NULL DEFAULT '';     -- SeriesShape() of the problem.
+ALTER TABLE results ADD COLUMN gpu_model TEXT NOT NULL DEFAULT ''; -- Device name of the result.
+ALTER TABLE results ADD COLUMN branch TEXT NOT NULL DEFAULT '';    -- The job's "branch" label.
+ALTER TABLE results ADD COLUMN git_sha TEXT NOT NULL DEFAULT '';   -- The job's "git_sha" label.
+ALTER TABLE results ADD COLUMN finished_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN utilization REAL;                   -- NULL when unknown.
+ALTER TABLE results ADD COLUMN samples BLOB;                       -- Sorted, packed; NULL: inside result.
+ALTER TABLE results ADD COLUMN samples_order BLOB;                 -- Permutation back to the order taken.
+ALTER TABLE results ADD COLUMN verdict INTEGER NOT NULL DEFAULT 0; -- kbench.v1.Verdict.
+ALTER TABLE results ADD COLUMN change_fraction REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN p_value REAL NOT NULL DEFAULT 1;
+ALTER TABLE results ADD COLUMN baseline_median_ns REAL NOT NULL DEFAULT 0;
+DROP INDEX results_by_series;  -- Superseded by results_by_baseline.
+CREATE INDEX results_by_baseline ON results(op, variant, shape, dtype, gpu_model, branch, status, finished_ms);
+CREATE INDEX results_by_history ON results(op, status, finished_ms);
+
+CREATE TABLE series (
+  op           TEXT NOT NULL,
+  variant      TEXT NOT NULL,
+  shape        TEXT NOT NULL,
+  dtype        INTEGER NOT NULL,
+  gpu_model    TEXT NOT NULL,
+  job_id       TEXT NOT NULL,               -- Job of the latest tracked result.
+  finished_ms  INTEGER NOT NULL,
+  median_ns    REAL NOT NULL,
+  utilization  REAL,
+  verdict      INTEGER NOT NULL,
+  PRIMARY KEY (op, variant, shape, dtype, gpu_model)
 );
 )sql",
 };

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/names.h"
+#include "server/result_columns.h"
 #include "server/sqlite_schema.h"
 #include "server/sqlite_util.h"
 
@@ -36,9 +37,14 @@ absl::Status JobNotFound(absl::string_view job_id) {
   return absl::NotFoundError(absl::StrCat("job '", job_id, "' not found"));
 }
 
+std::string LabelOf(const v1::Job& job, const std::string& name) {
+  auto it = job.spec().labels().find(name);
+  return it == job.spec().labels().end() ? std::string() : it->second;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, bool fsync_each_commit) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                                  nullptr);
@@ -49,10 +55,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
   }
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
   // WAL lets readers (another process inspecting the file) proceed during writes; synchronous=FULL
-  // makes each commit durable, which is the promise Submit makes; busy_timeout rides out a brief lock
-  // held by such a reader.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON",
-                             "PRAGMA busy_timeout=5000"}) {
+  // makes each commit durable, which is the promise Submit makes (NORMAL keeps it across a restart of
+  // the coordinator, not across a power loss); busy_timeout rides out a brief lock held by such a reader.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL",
+                             fsync_each_commit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                             "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000"}) {
     if (absl::Status s = sqlite::Exec(db, pragma); !s.ok()) return s;
   }
   if (absl::Status s = sqlite::Migrate(db); !s.ok()) return s;
@@ -61,6 +68,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
 
 SqliteStore::~SqliteStore() {
   absl::MutexLock lock(&mu_);
+  statements_.reset();
   sqlite3_close(db_);
 }
 
@@ -99,7 +107,7 @@ absl::StatusOr<WorkerRecord> ReadWorker(const Statement& q) {
 }  // namespace
 
 absl::StatusOr<SqliteStore::JobRow> SqliteStore::LoadJob(absl::string_view job_id) {
-  Statement q(db_, absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE job_id = ?1"));
+  Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE job_id = ?1"));
   q.BindText(1, job_id);
   absl::StatusOr<bool> row = q.Step();
   if (!row.ok()) return row.status();
@@ -113,7 +121,7 @@ absl::StatusOr<SqliteStore::JobRow> SqliteStore::LoadJob(absl::string_view job_i
 
 absl::StatusOr<SqliteStore::JobRow> SqliteStore::LoadLiveLease(absl::string_view lease_id, int64_t now_ms) {
   if (lease_id.empty()) return LeaseGone(lease_id);
-  Statement q(db_, absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE lease_id = ?1"));
+  Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE lease_id = ?1"));
   q.BindText(1, lease_id);
   absl::StatusOr<bool> row = q.Step();
   if (!row.ok()) return row.status();
@@ -130,7 +138,7 @@ absl::StatusOr<SqliteStore::JobRow> SqliteStore::LoadLiveLease(absl::string_view
 
 absl::Status SqliteStore::RefreshWorker(absl::string_view worker_id) {
   if (worker_id.empty()) return absl::OkStatus();
-  Statement q(db_, R"sql(
+  Statement q(statements_.get(), R"sql(
 UPDATE workers SET
   current_job_id = COALESCE((SELECT job_id FROM jobs WHERE worker_id = ?1 AND lease_id != ''
                              ORDER BY started_ms DESC, rowid DESC LIMIT 1), ''),
@@ -145,7 +153,7 @@ absl::StatusOr<InsertOutcome> SqliteStore::InsertJob(const v1::Job& job) {
   Transaction tx(db_);
   if (!tx.status().ok()) return tx.status();
   if (!job.idempotency_key().empty()) {
-    Statement q(db_, "SELECT job_id FROM jobs WHERE idempotency_key = ?1");
+    Statement q(statements_.get(), "SELECT job_id FROM jobs WHERE idempotency_key = ?1");
     q.BindText(1, job.idempotency_key());
     absl::StatusOr<bool> row = q.Step();
     if (!row.ok()) return row.status();
@@ -155,7 +163,7 @@ absl::StatusOr<InsertOutcome> SqliteStore::InsertJob(const v1::Job& job) {
       return InsertOutcome{existing->job, false};
     }
   }
-  Statement ins(db_, R"sql(
+  Statement ins(statements_.get(), R"sql(
 INSERT INTO jobs (job_id, idempotency_key, spec, state, attempts, worker_id, created_ms, started_ms, finished_ms,
                   error, progress)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11))sql");
@@ -190,7 +198,7 @@ absl::StatusOr<v1::Job> SqliteStore::GetJob(absl::string_view job_id) {
 absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByIdempotencyKey(absl::string_view key) {
   absl::MutexLock lock(&mu_);
   if (key.empty()) return std::optional<v1::Job>();
-  Statement q(db_, absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE idempotency_key = ?1"));
+  Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE idempotency_key = ?1"));
   q.BindText(1, key);
   absl::StatusOr<bool> row = q.Step();
   if (!row.ok()) return row.status();
@@ -202,7 +210,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteStore::FindJobByIdempotencyKey(absl
 
 absl::StatusOr<std::vector<v1::Job>> SqliteStore::ListJobs(int limit, v1::JobState state) {
   absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE (?1 = 0 OR state = ?1) ",
+  Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE (?1 = 0 OR state = ?1) ",
                                 "ORDER BY created_ms DESC, rowid DESC LIMIT ?2"));
   q.Bind(1, int64_t{state}).Bind(2, int64_t{limit});
   std::vector<v1::Job> out;
@@ -219,7 +227,7 @@ absl::StatusOr<std::vector<v1::Job>> SqliteStore::ListJobs(int limit, v1::JobSta
 
 absl::StatusOr<std::map<v1::JobState, int64_t>> SqliteStore::CountJobsByState() {
   absl::MutexLock lock(&mu_);
-  Statement q(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  Statement q(statements_.get(), "SELECT state, COUNT(*) FROM jobs GROUP BY state");
   std::map<v1::JobState, int64_t> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -242,7 +250,7 @@ absl::StatusOr<Transition> SqliteStore::CancelJob(absl::string_view job_id, int6
         absl::StrCat("job '", job_id, "' already ", api::JobStateName(previous), "; nothing to cancel"));
   if (previous != v1::CANCELLED_JOB) {
     // The lease, if any, is kept: the worker holding it hears of the cancellation and completes.
-    Statement q(db_, "UPDATE jobs SET state = ?2, finished_ms = ?3 WHERE job_id = ?1");
+    Statement q(statements_.get(), "UPDATE jobs SET state = ?2, finished_ms = ?3 WHERE job_id = ?1");
     q.BindText(1, job_id).Bind(2, int64_t{v1::CANCELLED_JOB}).Bind(3, now_ms);
     if (absl::Status s = q.Run(); !s.ok()) return s;
     row = LoadJob(job_id);
@@ -261,7 +269,7 @@ absl::StatusOr<std::optional<Lease>> SqliteStore::LeaseNextJob(absl::string_view
   // Oldest first; a requeued job keeps its creation time and so goes to the front again.
   std::string chosen;
   {
-    Statement q(db_, "SELECT job_id, spec FROM jobs WHERE state = ?1 ORDER BY created_ms, rowid");
+    Statement q(statements_.get(), "SELECT job_id, spec FROM jobs WHERE state = ?1 ORDER BY created_ms, rowid");
     q.Bind(1, int64_t{v1::QUEUED});
     while (chosen.empty()) {
       absl::StatusOr<bool> row = q.Step();
@@ -274,7 +282,7 @@ absl::StatusOr<std::optional<Lease>> SqliteStore::LeaseNextJob(absl::string_view
   }
   if (chosen.empty()) return std::optional<Lease>();
   const int64_t expires = now_ms + ttl_ms;
-  Statement up(db_, R"sql(
+  Statement up(statements_.get(), R"sql(
 UPDATE jobs SET state = ?2, attempts = attempts + 1, worker_id = ?3, lease_id = ?4, lease_expires_ms = ?5,
                 started_ms = ?6, finished_ms = 0, error = '', progress = NULL
 WHERE job_id = ?1)sql");
@@ -292,6 +300,19 @@ WHERE job_id = ?1)sql");
   return std::optional<Lease>(Lease{std::move(row->job), std::string(lease_id), expires});
 }
 
+absl::Status SqliteStore::Extend(JobRow* row, int64_t now_ms, int64_t ttl_ms, const v1::Progress* progress) {
+  Statement up(statements_.get(), progress != nullptr
+                                      ? "UPDATE jobs SET lease_expires_ms = ?2, progress = ?3 WHERE job_id = ?1"
+                                      : "UPDATE jobs SET lease_expires_ms = ?2 WHERE job_id = ?1");
+  row->lease_expires_ms = now_ms + ttl_ms;
+  up.BindText(1, row->job.job_id()).Bind(2, row->lease_expires_ms);
+  if (progress != nullptr) {
+    up.BindBlob(3, progress->SerializeAsString());
+    *row->job.mutable_progress() = *progress;
+  }
+  return up.Run();
+}
+
 absl::StatusOr<Lease> SqliteStore::ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                                                const v1::Progress* progress) {
   absl::MutexLock lock(&mu_);
@@ -299,41 +320,71 @@ absl::StatusOr<Lease> SqliteStore::ExtendLease(absl::string_view lease_id, int64
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
   if (!row.ok()) return row.status();
-  const int64_t expires = now_ms + ttl_ms;
-  Statement up(db_, progress != nullptr
-                        ? "UPDATE jobs SET lease_expires_ms = ?2, progress = ?3 WHERE job_id = ?1"
-                        : "UPDATE jobs SET lease_expires_ms = ?2 WHERE job_id = ?1");
-  up.BindText(1, row->job.job_id()).Bind(2, expires);
-  if (progress != nullptr) {
-    up.BindBlob(3, progress->SerializeAsString());
-    *row->job.mutable_progress() = *progress;
-  }
-  if (absl::Status s = up.Run(); !s.ok()) return s;
+  if (absl::Status s = Extend(&*row, now_ms, ttl_ms, progress); !s.ok()) return s;
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  return Lease{std::move(row->job), std::string(lease_id), expires};
+  return Lease{std::move(row->job), std::string(lease_id), row->lease_expires_ms};
 }
 
-absl::StatusOr<std::vector<int32_t>> SqliteStore::AppendResults(absl::string_view lease_id, int64_t now_ms,
-                                                                const std::vector<v1::Result>& results) {
+absl::StatusOr<v1::Job> SqliteStore::GetLeasedJob(absl::string_view lease_id, int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
+  if (!row.ok()) return row.status();
+  return std::move(row->job);
+}
+
+absl::StatusOr<ReportOutcome> SqliteStore::AppendResults(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                                         const v1::Progress* progress,
+                                                         const std::vector<v1::Result>& results,
+                                                         const std::vector<ResultVerdict>& verdicts) {
+  if (!verdicts.empty() && verdicts.size() != results.size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("verdicts: ", verdicts.size(), " for ", results.size(), " results; give one per result or none"));
   absl::MutexLock lock(&mu_);
   Transaction tx(db_);
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
   if (!row.ok()) return row.status();
+  if (absl::Status s = Extend(&*row, now_ms, ttl_ms, progress); !s.ok()) return s;
   const v1::Job& job = row->job;
+  const std::string branch = LabelOf(job, "branch");
+  const std::string git_sha = LabelOf(job, "git_sha");
+  std::set<int64_t> stored;  // Indexes of this attempt already stored.
+  {
+    Statement q(statements_.get(), "SELECT idx FROM results WHERE job_id = ?1 AND attempt = ?2");
+    q.BindText(1, job.job_id()).Bind(2, int64_t{job.attempts()});
+    while (true) {
+      absl::StatusOr<bool> more = q.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      stored.insert(q.Int(0));
+    }
+  }
+  Statement ins(statements_.get(), R"sql(
+INSERT OR REPLACE INTO results (job_id, attempt, idx, op, variant, problem_label, dtype, status, median_ns, result,
+                                shape, gpu_model, branch, git_sha, finished_ms, utilization, samples, verdict,
+                                change_fraction, p_value, baseline_median_ns, samples_order)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22))sql");
+  Statement series(statements_.get(), R"sql(
+INSERT INTO series (op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (op, variant, shape, dtype, gpu_model) DO UPDATE SET
+  job_id = excluded.job_id, finished_ms = excluded.finished_ms, median_ns = excluded.median_ns,
+  utilization = excluded.utilization, verdict = excluded.verdict
+WHERE excluded.finished_ms >= series.finished_ms)sql");
   std::vector<int32_t> added;
-  for (v1::Result r : results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    v1::Result r = results[i];
+    const ResultVerdict verdict = verdicts.empty() ? ResultVerdict{} : verdicts[i];
     // The coordinator, not the worker, is the authority on which job, attempt and worker this is.
     r.set_job_id(job.job_id());
     r.set_attempt(job.attempts());
     r.set_worker_id(job.worker_id());
-    Statement exists(db_, "SELECT 1 FROM results WHERE job_id = ?1 AND attempt = ?2 AND idx = ?3");
-    exists.BindText(1, job.job_id()).Bind(2, int64_t{job.attempts()}).Bind(3, int64_t{r.index()});
-    absl::StatusOr<bool> seen = exists.Step();
-    if (!seen.ok()) return seen.status();
-    Statement ins(db_, R"sql(
-INSERT OR REPLACE INTO results (job_id, attempt, idx, op, variant, problem_label, dtype, status, median_ns, result)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql");
+    const SeriesKey key = SeriesOf(r);
+    const int64_t finished_ms = r.finished_unix_ms() > 0 ? r.finished_unix_ms() : now_ms;
+    const double utilization = Utilization(r);
+    const PackedSamples samples = PackSamples(r.timing().samples_ns());
+    r.mutable_timing()->clear_samples_ns();
+    ins.Reset();
     ins.BindText(1, job.job_id())
         .Bind(2, int64_t{job.attempts()})
         .Bind(3, int64_t{r.index()})
@@ -343,13 +394,38 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10))sql");
         .Bind(7, int64_t{r.problem().dtype()})
         .Bind(8, int64_t{r.status()});
     if (r.has_timing()) ins.Bind(9, r.timing().median_ns());
-    else ins.BindNull(9);
-    ins.BindBlob(10, r.SerializeAsString());
+    ins.BindBlob(10, r.SerializeAsString())
+        .BindText(11, key.shape)
+        .BindText(12, key.gpu_model)
+        .BindText(13, branch)
+        .BindText(14, git_sha)
+        .Bind(15, finished_ms);
+    if (utilization > 0) ins.Bind(16, utilization);
+    ins.BindBlob(17, samples.sorted)
+        .Bind(18, int64_t{verdict.verdict})
+        .Bind(19, verdict.change_fraction)
+        .Bind(20, verdict.p_value)
+        .Bind(21, verdict.baseline_median_ns)
+        .BindBlob(22, samples.order);
     if (absl::Status s = ins.Run(); !s.ok()) return s;
-    if (!*seen) added.push_back(r.index());
+    if (verdict.tracked && r.status() == v1::OK) {
+      series.Reset();
+      series.BindText(1, key.op)
+          .BindText(2, key.variant)
+          .BindText(3, key.shape)
+          .Bind(4, int64_t{key.dtype})
+          .BindText(5, key.gpu_model)
+          .BindText(6, job.job_id())
+          .Bind(7, finished_ms)
+          .Bind(8, r.timing().median_ns());
+      if (utilization > 0) series.Bind(9, utilization);
+      series.Bind(10, int64_t{verdict.verdict});
+      if (absl::Status s = series.Run(); !s.ok()) return s;
+    }
+    if (stored.insert(r.index()).second) added.push_back(r.index());
   }
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  return added;
+  return ReportOutcome{Lease{std::move(row->job), std::string(lease_id), row->lease_expires_ms}, std::move(added)};
 }
 
 absl::StatusOr<Transition> SqliteStore::CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
@@ -361,7 +437,7 @@ absl::StatusOr<Transition> SqliteStore::CompleteJob(absl::string_view lease_id, 
   if (!row.ok()) return row.status();
   const v1::JobState previous = row->job.state();
   const v1::JobState next = previous == v1::CANCELLED_JOB ? previous : (failed ? v1::FAILED : v1::SUCCEEDED);
-  Statement up(db_, R"sql(
+  Statement up(statements_.get(), R"sql(
 UPDATE jobs SET state = ?2, lease_id = '', lease_expires_ms = 0, error = ?3,
                 finished_ms = CASE WHEN finished_ms = 0 THEN ?4 ELSE finished_ms END
 WHERE job_id = ?1)sql");
@@ -380,7 +456,8 @@ absl::StatusOr<std::vector<Transition>> SqliteStore::RequeueExpired(int64_t now_
   if (!tx.status().ok()) return tx.status();
   std::vector<JobRow> expired;
   {
-    Statement q(db_, absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE lease_id != '' AND lease_expires_ms <= ?1 ",
+    Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns,
+                                                " FROM jobs WHERE lease_id != '' AND lease_expires_ms <= ?1 ",
                                   "ORDER BY created_ms, rowid"));
     q.Bind(1, now_ms);
     while (true) {
@@ -402,11 +479,11 @@ absl::StatusOr<std::vector<Transition>> SqliteStore::RequeueExpired(int64_t now_
     if (job.state() == v1::RUNNING) {
       // The attempt's partial results go: the next attempt produces them again, and nothing may be
       // counted twice.
-      Statement del(db_, "DELETE FROM results WHERE job_id = ?1 AND attempt = ?2");
+      Statement del(statements_.get(), "DELETE FROM results WHERE job_id = ?1 AND attempt = ?2");
       del.BindText(1, job.job_id()).Bind(2, int64_t{job.attempts()});
       if (absl::Status s = del.Run(); !s.ok()) return s;
     }
-    Statement up(db_, R"sql(
+    Statement up(statements_.get(), R"sql(
 UPDATE jobs SET state = ?2, lease_id = '', lease_expires_ms = 0, error = ?3, progress = ?4,
                 finished_ms = CASE WHEN ?5 THEN ?6 ELSE finished_ms END
 WHERE job_id = ?1)sql");
@@ -444,7 +521,9 @@ absl::StatusOr<std::vector<v1::Result>> SqliteStore::GetResults(absl::string_vie
   if (!job.ok()) return job.status();
   // Only the current attempt: earlier attempts' rows are deleted when they expire, and this keeps a
   // store that retained them from mixing attempts.
-  Statement q(db_, "SELECT result FROM results WHERE job_id = ?1 AND attempt = ?2 ORDER BY idx");
+  Statement q(statements_.get(),
+              absl::StrCat("SELECT result, ", include_samples ? "samples, samples_order" : "NULL, NULL",
+                           " FROM results WHERE job_id = ?1 AND attempt = ?2 ORDER BY idx"));
   q.BindText(1, job_id).Bind(2, int64_t{job->job.attempts()});
   std::vector<v1::Result> out;
   while (true) {
@@ -453,8 +532,100 @@ absl::StatusOr<std::vector<v1::Result>> SqliteStore::GetResults(absl::string_vie
     if (!*row) break;
     v1::Result r;
     if (absl::Status s = ParseBlob(q.Blob(0), &r, "result"); !s.ok()) return s;
-    if (!include_samples) r.mutable_timing()->clear_samples_ns();
+    if (!include_samples) {
+      r.mutable_timing()->clear_samples_ns();
+    } else if (!q.IsNull(1)) {
+      for (double d : UnpackInOrder(q.Blob(1), q.Blob(2))) r.mutable_timing()->add_samples_ns(d);
+    }
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
+                                                                         absl::string_view branch, int limit,
+                                                                         absl::string_view exclude_job_id) {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT job_id, median_ns, samples FROM results
+WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
+  AND job_id != ?8
+ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
+  q.BindText(1, series.op)
+      .BindText(2, series.variant)
+      .BindText(3, series.shape)
+      .Bind(4, int64_t{series.dtype})
+      .BindText(5, series.gpu_model)
+      .BindText(6, branch)
+      .Bind(7, int64_t{v1::OK})
+      .BindText(8, exclude_job_id)
+      .Bind(9, int64_t{limit});
+  std::vector<BaselineResult> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back(BaselineResult{q.Text(0), q.Double(1), UnpackSorted(q.Blob(2))});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<HistoryRow>> SqliteStore::History(const HistoryQuery& query) {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, change_fraction,
+       p_value, baseline_median_ns, branch, git_sha
+FROM results
+WHERE op = ?1 AND status = ?2 AND (?3 = '' OR variant = ?3) AND (?4 = '' OR instr(lower(gpu_model), lower(?4)) > 0)
+  AND (?5 = '' OR shape = ?5) AND (?6 = 0 OR dtype = ?6)
+ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
+  q.BindText(1, query.op)
+      .Bind(2, int64_t{v1::OK})
+      .BindText(3, query.variant)
+      .BindText(4, query.gpu_model_substring)
+      .BindText(5, query.shape)
+      .Bind(6, int64_t{query.dtype})
+      .Bind(7, int64_t{query.limit});
+  std::vector<HistoryRow> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    HistoryRow h;
+    h.series = SeriesKey{q.Text(0), q.Text(1), q.Text(2), static_cast<v1::Dtype>(q.Int(3)), q.Text(4)};
+    h.job_id = q.Text(5);
+    h.finished_unix_ms = q.Int(6);
+    h.median_ns = q.Double(7);
+    h.utilization = q.Double(8);
+    h.verdict.verdict = static_cast<v1::Verdict>(q.Int(9));
+    h.verdict.change_fraction = q.Double(10);
+    h.verdict.p_value = q.Double(11);
+    h.verdict.baseline_median_ns = q.Double(12);
+    h.branch = q.Text(13);
+    h.git_sha = q.Text(14);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SeriesPoint>> SqliteStore::ListSeries() {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict FROM series
+ORDER BY op, variant, shape, dtype, gpu_model)sql");
+  std::vector<SeriesPoint> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    SeriesPoint p;
+    p.series = SeriesKey{q.Text(0), q.Text(1), q.Text(2), static_cast<v1::Dtype>(q.Int(3)), q.Text(4)};
+    p.job_id = q.Text(5);
+    p.finished_unix_ms = q.Int(6);
+    p.median_ns = q.Double(7);
+    p.utilization = q.Double(8);
+    p.verdict = static_cast<v1::Verdict>(q.Int(9));
+    out.push_back(std::move(p));
   }
   return out;
 }
@@ -464,7 +635,7 @@ absl::Status SqliteStore::UpsertWorker(const v1::WorkerInfo& info, int64_t now_m
   absl::MutexLock lock(&mu_);
   Transaction tx(db_);
   if (!tx.status().ok()) return tx.status();
-  Statement q(db_, R"sql(
+  Statement q(statements_.get(), R"sql(
 INSERT INTO workers (worker_id, info, last_heartbeat_ms) VALUES (?1, ?2, ?3)
 ON CONFLICT(worker_id) DO UPDATE SET info = excluded.info, last_heartbeat_ms = excluded.last_heartbeat_ms)sql");
   q.BindText(1, info.worker_id()).BindBlob(2, info.SerializeAsString()).Bind(3, now_ms);
@@ -477,12 +648,13 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::Heartbeat(absl::string_vie
   absl::MutexLock lock(&mu_);
   Transaction tx(db_);
   if (!tx.status().ok()) return tx.status();
-  Statement up(db_, "UPDATE workers SET last_heartbeat_ms = ?2 WHERE worker_id = ?1");
+  Statement up(statements_.get(), "UPDATE workers SET last_heartbeat_ms = ?2 WHERE worker_id = ?1");
   up.BindText(1, worker_id).Bind(2, now_ms);
   if (absl::Status s = up.Run(); !s.ok()) return s;
   if (sqlite3_changes(db_) == 0)
     return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' is not registered; register again"));
-  Statement q(db_, "SELECT job_id FROM jobs WHERE worker_id = ?1 AND lease_id != '' AND state = ?2 ORDER BY created_ms");
+  Statement q(statements_.get(),
+              "SELECT job_id FROM jobs WHERE worker_id = ?1 AND lease_id != '' AND state = ?2 ORDER BY created_ms");
   q.BindText(1, worker_id).Bind(2, int64_t{v1::CANCELLED_JOB});
   std::vector<std::string> cancelled;
   while (true) {
@@ -497,7 +669,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::Heartbeat(absl::string_vie
 
 absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id) {
   absl::MutexLock lock(&mu_);
-  Statement q(db_,
+  Statement q(statements_.get(),
               "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers WHERE worker_id = ?1");
   q.BindText(1, worker_id);
   absl::StatusOr<bool> row = q.Step();
@@ -508,7 +680,8 @@ absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id)
 
 absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
   absl::MutexLock lock(&mu_);
-  Statement q(db_, "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
+  Statement q(statements_.get(),
+              "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
   std::vector<WorkerRecord> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();

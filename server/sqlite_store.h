@@ -1,6 +1,8 @@
 // The Store on SQLite: one file in WAL mode (":memory:" for a throwaway store), one connection
-// guarded by a mutex. Every mutation is a BEGIN IMMEDIATE transaction with synchronous=FULL, so a
-// job is on disk before Submit returns and a restart loses nothing.
+// guarded by a mutex. Every mutation is a BEGIN IMMEDIATE transaction. With synchronous=FULL (the
+// default) each commit is fsynced, so a job is on disk before Submit returns and neither a restart nor
+// a power loss loses it; synchronous=NORMAL fsyncs at checkpoints only: a commit still survives the
+// coordinator's crash or restart, but the last ones may be lost to an OS crash or power loss.
 #pragma once
 
 #include <memory>
@@ -10,14 +12,16 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/sqlite_util.h"
 #include "server/store.h"
 
 namespace kbench::server {
 
 class SqliteStore final : public Store {
  public:
-  // Opens or creates the database at path and brings its schema up to date.
-  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  // Opens or creates the database at path and brings its schema up to date. fsync_each_commit false:
+  // synchronous=NORMAL (see above).
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path, bool fsync_each_commit = true);
   ~SqliteStore() override;
 
   absl::StatusOr<InsertOutcome> InsertJob(const v1::Job& job) override;
@@ -33,13 +37,19 @@ class SqliteStore final : public Store {
                                                     absl::string_view lease_id) override;
   absl::StatusOr<Lease> ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                                     const v1::Progress* progress) override;
-  absl::StatusOr<std::vector<int32_t>> AppendResults(absl::string_view lease_id, int64_t now_ms,
-                                                     const std::vector<v1::Result>& results) override;
+  absl::StatusOr<v1::Job> GetLeasedJob(absl::string_view lease_id, int64_t now_ms) override;
+  absl::StatusOr<ReportOutcome> AppendResults(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                              const v1::Progress* progress, const std::vector<v1::Result>& results,
+                                              const std::vector<ResultVerdict>& verdicts) override;
   absl::StatusOr<Transition> CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
                                          absl::string_view error) override;
   absl::StatusOr<std::vector<Transition>> RequeueExpired(int64_t now_ms, int max_attempts) override;
 
   absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) override;
+  absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series, absl::string_view branch,
+                                                              int limit, absl::string_view exclude_job_id) override;
+  absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) override;
+  absl::StatusOr<std::vector<SeriesPoint>> ListSeries() override;
 
   absl::Status UpsertWorker(const v1::WorkerInfo& info, int64_t now_ms) override;
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id, int64_t now_ms) override;
@@ -54,16 +64,20 @@ class SqliteStore final : public Store {
     int64_t lease_expires_ms = 0;
   };
 
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  explicit SqliteStore(sqlite3* db) : db_(db), statements_(std::make_unique<sqlite::StatementCache>(db)) {}
 
   absl::StatusOr<JobRow> LoadJob(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The job holding lease_id, when the lease is still live at now_ms; FAILED_PRECONDITION otherwise.
   absl::StatusOr<JobRow> LoadLiveLease(absl::string_view lease_id, int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves a live lease's expiry to now_ms + ttl_ms and records progress (when given), in row too.
+  absl::Status Extend(JobRow* row, int64_t now_ms, int64_t ttl_ms, const v1::Progress* progress)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Recomputes a worker's state and current job from the leases it holds.
   absl::Status RefreshWorker(absl::string_view worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   sqlite3* db_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<sqlite::StatementCache> statements_ ABSL_GUARDED_BY(mu_);  // Of db_; finalized before it closes.
 };
 
 }  // namespace kbench::server

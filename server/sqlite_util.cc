@@ -21,12 +21,42 @@ absl::Status Exec(sqlite3* db, const char* sql) {
   return absl::InternalError(msg);
 }
 
+StatementCache::~StatementCache() {
+  for (auto& [sql, stmt] : free_) sqlite3_finalize(stmt);
+}
+
+sqlite3_stmt* StatementCache::Take(const std::string& sql) {
+  auto it = free_.find(sql);
+  if (it == free_.end()) return nullptr;
+  sqlite3_stmt* stmt = it->second;
+  free_.erase(it);
+  return stmt;
+}
+
+void StatementCache::Give(const std::string& sql, sqlite3_stmt* stmt) { free_.emplace(sql, stmt); }
+
 Statement::Statement(sqlite3* db, absl::string_view sql) : db_(db), sql_(sql) {
   const int rc = sqlite3_prepare_v2(db_, sql_.data(), static_cast<int>(sql_.size()), &stmt_, nullptr);
   if (rc != SQLITE_OK) status_ = Error(db_, rc, absl::StrCat("prepare ", sql_));
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::Statement(StatementCache* cache, absl::string_view sql) : db_(cache->db_), cache_(cache), sql_(sql) {
+  stmt_ = cache_->Take(sql_);
+  if (stmt_ != nullptr) return;
+  const int rc = sqlite3_prepare_v2(db_, sql_.data(), static_cast<int>(sql_.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) status_ = Error(db_, rc, absl::StrCat("prepare ", sql_));
+}
+
+Statement::~Statement() {
+  if (cache_ != nullptr && stmt_ != nullptr) {
+    // Reset ends the statement's read of the database, so a cached statement holds no snapshot.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    cache_->Give(sql_, stmt_);
+    return;
+  }
+  sqlite3_finalize(stmt_);
+}
 
 Statement& Statement::Bind(int index, int64_t value) {
   if (status_.ok()) {
@@ -85,6 +115,13 @@ absl::Status Statement::Run() {
     if (!row.ok()) return row.status();
     if (!*row) return absl::OkStatus();
   }
+}
+
+void Statement::Reset() {
+  if (stmt_ == nullptr) return;  // Preparation failed: status_ keeps saying so.
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  status_ = absl::OkStatus();
 }
 
 int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 #include <sqlite3.h>
 
@@ -19,9 +20,31 @@ absl::Status Error(sqlite3* db, int rc, absl::string_view what);
 // Runs SQL text that returns no rows (may hold several statements).
 absl::Status Exec(sqlite3* db, const char* sql);
 
+// Prepared statements of one connection kept for reuse, keyed by their SQL text, so that a hot query
+// is parsed once. Use it only under the connection's lock; destroy it before closing the connection.
+class StatementCache {
+ public:
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache();
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+ private:
+  friend class Statement;
+  // A statement for sql, taken out of the cache (so that two live Statements never share one), or null.
+  sqlite3_stmt* Take(const std::string& sql);
+  void Give(const std::string& sql, sqlite3_stmt* stmt);
+
+  sqlite3* db_;
+  std::unordered_multimap<std::string, sqlite3_stmt*> free_;
+};
+
 class Statement {
  public:
   Statement(sqlite3* db, absl::string_view sql);
+  // Borrows a prepared statement from the cache (preparing one when none is free) and gives it back,
+  // reset, when destroyed.
+  Statement(StatementCache* cache, absl::string_view sql);
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -40,6 +63,8 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Runs to completion, ignoring rows.
   absl::Status Run();
+  // Makes the statement ready to run again with new bindings (all cleared to NULL).
+  void Reset();
 
   // Columns are 0-based, as in SQLite.
   int64_t Int(int column) const;
@@ -50,6 +75,7 @@ class Statement {
 
  private:
   sqlite3* db_;
+  StatementCache* cache_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   absl::Status status_;
   std::string sql_;

@@ -1,7 +1,7 @@
-// The coordinator's durable state behind one interface: jobs, their leases, results and workers.
-// SQLite implements it today (sqlite_store.h); a PostgreSQL store for several coordinator replicas
-// plugs in behind the same calls (leases there become SELECT ... FOR UPDATE SKIP LOCKED), and the
-// store test suite is written against this interface so that it can run on both.
+// The coordinator's durable state behind one interface: jobs, their leases, results (with their
+// regression verdicts and series) and workers. SQLite implements it for one coordinator
+// (sqlite_store.h), PostgreSQL for several replicas on one database (postgres_store.h, leases by
+// SELECT ... FOR UPDATE SKIP LOCKED); the store test suite runs against both.
 //
 // Every mutating call is one transaction: when it returns OK the change is committed.
 // Times are Unix milliseconds supplied by the caller, so the store never reads a clock itself.
@@ -11,12 +11,14 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "kbench/v1/coordinator.pb.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
 #include "kbench/v1/worker.pb.h"
@@ -28,6 +30,12 @@ struct Lease {
   v1::Job job;               // After the lease: RUNNING, attempts incremented, worker_id set.
   std::string lease_id;      // Names this attempt.
   int64_t expires_unix_ms = 0;
+};
+
+// What AppendResults did.
+struct ReportOutcome {
+  Lease lease;                 // The extended lease (its job's state tells of a cancellation).
+  std::vector<int32_t> added;  // Indexes of results that were not stored before.
 };
 
 // A job's state change, with the state it left (for metrics and callers that must know whether
@@ -49,6 +57,70 @@ struct WorkerRecord {
   int64_t last_heartbeat_unix_ms = 0;
   std::string state;           // "idle" or "busy" (holding a lease); "lost" is decided by the reader.
   std::string current_job_id;  // The most recently started job it holds, or empty.
+};
+
+// A performance series: results of one op variant on one problem shape and dtype on one GPU model.
+struct SeriesKey {
+  std::string op;
+  std::string variant;
+  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal").
+  v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
+  std::string gpu_model;  // Device name of the result.
+  bool operator<(const SeriesKey& o) const {
+    return std::tie(op, variant, shape, dtype, gpu_model) < std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
+  }
+  bool operator==(const SeriesKey& o) const {
+    return std::tie(op, variant, shape, dtype, gpu_model) == std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
+  }
+};
+
+// What the coordinator decided about a result before storing it.
+struct ResultVerdict {
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;  // UNSPECIFIED: not judged (the result is not OK).
+  double change_fraction = 0;                      // median / baseline median - 1.
+  double p_value = 1;
+  double baseline_median_ns = 0;                   // 0 without baseline.
+  // The result becomes its series' latest point (the series gauges): OK, main branch, preset problem.
+  bool tracked = false;
+};
+
+// A result of a series' baseline: an OK result on the baseline branch.
+struct BaselineResult {
+  std::string job_id;
+  double median_ns = 0;
+  std::vector<double> samples_ns;  // Raw samples; empty when the result carried none.
+};
+
+// A stored OK result, as history shows it.
+struct HistoryRow {
+  SeriesKey series;
+  std::string job_id;
+  int64_t finished_unix_ms = 0;
+  double median_ns = 0;
+  double utilization = 0;  // 0 when unknown.
+  ResultVerdict verdict;   // tracked is not stored and reads false.
+  std::string branch;
+  std::string git_sha;
+};
+
+// Which results History returns. Empty fields match everything.
+struct HistoryQuery {
+  std::string op;  // Required.
+  std::string variant;
+  std::string gpu_model_substring;  // Case-insensitive (ASCII).
+  std::string shape;
+  v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
+  int limit = 100;
+};
+
+// The latest tracked point of a series (for the series gauges).
+struct SeriesPoint {
+  SeriesKey series;
+  std::string job_id;
+  int64_t finished_unix_ms = 0;
+  double median_ns = 0;
+  double utilization = 0;  // 0 when unknown.
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
 };
 
 // Decides whether a queued job may go to the leasing worker (selector and catalog matching).
@@ -85,11 +157,20 @@ class Store {
   // RUNNING or cancelled while held. FAILED_PRECONDITION when the lease expired or was superseded.
   virtual absl::StatusOr<Lease> ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                                             const v1::Progress* progress) = 0;
-  // Stores results of the lease's attempt, keyed by (job, attempt, index): a result sent twice is
-  // stored once (the later copy wins). Returns the indexes that were not stored before.
-  // FAILED_PRECONDITION when the lease expired or was superseded.
-  virtual absl::StatusOr<std::vector<int32_t>> AppendResults(absl::string_view lease_id, int64_t now_ms,
-                                                             const std::vector<v1::Result>& results) = 0;
+  // The job holding a live lease, read without changing anything (so that its labels can be consulted
+  // before a report). FAILED_PRECONDITION when the lease expired or was superseded.
+  virtual absl::StatusOr<v1::Job> GetLeasedJob(absl::string_view lease_id, int64_t now_ms) = 0;
+  // A whole report in one transaction: extends the lease as ExtendLease does, and stores results of its
+  // attempt keyed by (job, attempt, index): a result sent twice is stored once (the later copy wins).
+  // verdicts is empty or one per result; a tracked verdict also makes the result its series' latest
+  // point when it is the newest. The series columns come from the result (device name, problem) and
+  // the job's labels (branch, git_sha). added: the indexes that were not stored before.
+  // FAILED_PRECONDITION when the lease expired or was superseded; INVALID_ARGUMENT when verdicts
+  // has the wrong size.
+  virtual absl::StatusOr<ReportOutcome> AppendResults(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                                      const v1::Progress* progress,
+                                                      const std::vector<v1::Result>& results,
+                                                      const std::vector<ResultVerdict>& verdicts) = 0;
   // Ends the attempt: RUNNING -> SUCCEEDED, or FAILED with error when failed; a cancelled job stays
   // cancelled. Releases the lease. FAILED_PRECONDITION when the lease expired or was superseded.
   virtual absl::StatusOr<Transition> CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
@@ -102,6 +183,15 @@ class Store {
   // Results.
   // The results of the job's latest attempt, ordered by index; samples_ns cleared unless asked for.
   virtual absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) = 0;
+  // The newest OK results of the series on branch (by finished time), newest first, at most limit,
+  // leaving out the results of job exclude_job_id.
+  virtual absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series,
+                                                                      absl::string_view branch, int limit,
+                                                                      absl::string_view exclude_job_id) = 0;
+  // OK results matching the query, newest first.
+  virtual absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) = 0;
+  // The latest tracked point of every series that has one, ordered by series.
+  virtual absl::StatusOr<std::vector<SeriesPoint>> ListSeries() = 0;
 
   // Workers.
   // Inserts or replaces a worker (info.worker_id must be set); counts as a heartbeat.

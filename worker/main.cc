@@ -50,7 +50,8 @@ ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still me
 ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator (a worker-role token); default $KBENCH_TOKEN");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificates that verify the coordinator: connect with TLS (default: plaintext)");
-ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for a coordinator that requires one (mTLS; with --tls-key)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate for a coordinator that requires one (mTLS; with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 
 namespace kbench::worker {

@@ -28,4 +28,6 @@ WORKDIR /var/lib/kbench
 EXPOSE 50051 9464
 ENTRYPOINT ["/opt/kbench/bin/kbench-coordinator"]
 # SQLite in the working directory unless --db names a PostgreSQL URI (Kubernetes: see deploy/k8s).
-CMD ["--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464", "--db=/var/lib/kbench/kbench.db"]
+# --insecure: this default command is for a trial run and serves without authentication; real
+# deployments replace it and pass --token-file (deploy/k8s mounts the Secret kbench-tokens).
+CMD ["--listen=0.0.0.0:50051", "--metrics-listen=0.0.0.0:9464", "--db=/var/lib/kbench/kbench.db", "--insecure"]

@@ -1,12 +1,48 @@
 #include "api/channel.h"
 
+#include "api/pem.h"
+
 namespace kbench::api {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const ChannelOptions& options) {
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(const ChannelOptions& options) {
+  if (!options.tls()) {
+    if (!options.tls_key_path.empty())
+      return absl::InvalidArgumentError("--tls-key: given without --tls-cert");
+    return grpc::InsecureChannelCredentials();
+  }
+  if (options.tls_cert_path.empty() != options.tls_key_path.empty())
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key: give both (a client certificate and its key) or neither");
+  grpc::SslCredentialsOptions ssl;
+  if (!options.tls_ca_path.empty()) {
+    absl::StatusOr<std::string> ca = ReadPemFile(options.tls_ca_path, "--tls-ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *std::move(ca);
+  }
+  if (!options.tls_cert_path.empty()) {
+    absl::StatusOr<std::string> cert = ReadPemFile(options.tls_cert_path, "--tls-cert");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPemFile(options.tls_key_path, "--tls-key");
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *std::move(cert);
+    ssl.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+grpc::ChannelArguments MakeChannelArguments(const ChannelOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  return grpc::CreateCustomChannel(options.address, grpc::InsecureChannelCredentials(), args);
+  if (options.tls() && !options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
+  return args;
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const ChannelOptions& options) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = MakeChannelCredentials(options);
+  // Null credentials make a channel whose calls all fail: never plaintext when TLS was asked for.
+  return grpc::CreateCustomChannel(options.address, credentials.ok() ? *credentials : nullptr,
+                                   MakeChannelArguments(options));
 }
 
 std::unique_ptr<grpc::ClientContext> MakeContext(const ChannelOptions& options, std::chrono::milliseconds timeout) {

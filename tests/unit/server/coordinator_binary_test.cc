@@ -110,10 +110,18 @@ TEST(CoordinatorBinary, ServesKeepsJobsAcrossRestartAndStopsOnSigterm) {
 
 TEST(CoordinatorBinary, BadFlagsExitTwo) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--no-such-flag"}, {"--max-attempts=0"}, {"--lease-ttl-ms=soon"}, {"stray"}, {"--listen=nocolon"}}) {
+           {"--no-such-flag"}, {"--max-attempts=0"}, {"--lease-ttl-ms=soon"}, {"stray"}, {"--listen=nocolon"},
+           {"--sqlite-synchronous=sometimes"}, {"--health-margin=1.5"}, {"--regression-alpha=0"},
+           {"--baseline-results=0"}, {"--db-pool-size=0"}}) {
     Child c = Spawn(args);
     EXPECT_EQ(Wait(c), 2) << args[0];
   }
+}
+
+TEST(CoordinatorBinary, UnreachablePostgresExitsOne) {
+  Child c = Spawn({"--listen=127.0.0.1:0", "--db=postgresql://kbench:secret@127.0.0.1:1/none?connect_timeout=2"});
+  EXPECT_EQ(ReadAll(c.out), "");  // Never listened.
+  EXPECT_EQ(Wait(c), 1);
 }
 
 TEST(CoordinatorBinary, HelpAnswers) {
@@ -122,6 +130,8 @@ TEST(CoordinatorBinary, HelpAnswers) {
   EXPECT_EQ(Wait(c), 0);
   EXPECT_NE(text.find("--lease-ttl-ms"), std::string::npos) << text;
   EXPECT_NE(text.find("--metrics-listen"), std::string::npos) << text;
+  EXPECT_NE(text.find("postgresql://"), std::string::npos) << text;
+  EXPECT_NE(text.find("--health-margin"), std::string::npos) << text;
 }
 
 }  // namespace

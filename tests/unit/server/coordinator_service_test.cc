@@ -146,6 +146,58 @@ TEST_F(CoordinatorServiceTest, WorkerLoopOverGrpc) {
   EXPECT_EQ(jobs.jobs_size(), 1);
 }
 
+TEST_F(CoordinatorServiceTest, HistoryOverGrpc) {
+  v1::RegisterWorkerRequest reg;
+  *reg.mutable_info() = testing::CudaWorker("gpu", "NVIDIA H100 80GB HBM3", 9, 0, int64_t{80} << 30);
+  v1::RegisterWorkerResponse registered;
+  ASSERT_TRUE(stub_->RegisterWorker(api::MakeContext(options_).get(), reg, &registered).ok());
+  for (const char* branch : {"main", "main", "pr-1"}) {
+    v1::SubmitRequest submit;
+    *submit.mutable_spec() = testing::RmsnormSpec();
+    (*submit.mutable_spec()->mutable_labels())["branch"] = branch;
+    (*submit.mutable_spec()->mutable_labels())["git_sha"] = std::string("sha-") + branch;
+    v1::SubmitResponse submitted;
+    ASSERT_TRUE(stub_->Submit(api::MakeContext(options_).get(), submit, &submitted).ok());
+    v1::LeaseJobRequest lease_req;
+    lease_req.set_worker_id(registered.worker_id());
+    v1::LeaseJobResponse lease;
+    ASSERT_TRUE(stub_->LeaseJob(api::MakeContext(options_).get(), lease_req, &lease).ok());
+    ASSERT_TRUE(lease.granted());
+    v1::ReportProgressRequest report;
+    report.set_lease_id(lease.lease_id());
+    *report.add_results() = testing::OkResult(0, 20);
+    v1::ReportProgressResponse reported;
+    ASSERT_TRUE(stub_->ReportProgress(api::MakeContext(options_).get(), report, &reported).ok());
+  }
+  v1::GetHistoryRequest req;
+  req.set_op("rmsnorm");
+  req.set_gpu_model("h100");
+  req.set_dtype(v1::DTYPE_F32);
+  v1::GetHistoryResponse history;
+  grpc::Status s = stub_->GetHistory(api::MakeContext(options_).get(), req, &history);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(history.points_size(), 3);
+  const v1::HistoryPoint& pr = history.points(0);
+  EXPECT_EQ(pr.branch(), "pr-1");
+  EXPECT_EQ(pr.git_sha(), "sha-pr-1");
+  EXPECT_EQ(pr.verdict(), v1::SAME);  // The same samples as the baseline's.
+  EXPECT_EQ(pr.variant(), "cpu_naive");
+  EXPECT_EQ(pr.shape(), "64x1024");
+  EXPECT_EQ(pr.dtype(), v1::DTYPE_F32);
+  EXPECT_EQ(pr.gpu_model(), "NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(pr.median_ns(), 1010);
+  EXPECT_GT(pr.finished_unix_ms(), 0);
+  EXPECT_DOUBLE_EQ(pr.baseline_median_ns(), 1009.5);  // Pooled 2 x 20 samples 1000..1019.
+  EXPECT_FALSE(pr.job_id().empty());
+  EXPECT_EQ(history.points(2).verdict(), v1::NO_BASELINE);
+  EXPECT_EQ(history.baseline_results(), 2);
+  EXPECT_DOUBLE_EQ(history.baseline_median_ns(), 1009.5);
+
+  req.clear_op();
+  s = stub_->GetHistory(api::MakeContext(options_).get(), req, &history);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(CoordinatorServiceTest, ClosedGateAnswersUnavailable) {
   ASSERT_TRUE(gate_.CloseAndDrain(absl::Seconds(60)));
   v1::ListWorkersResponse workers;

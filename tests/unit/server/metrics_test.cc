@@ -65,6 +65,53 @@ TEST(Metrics, ObserverCallsUpdateTheFamilies) {
   EXPECT_TRUE(Has(text, "NVIDIA H100")) << text;
 }
 
+TEST(Metrics, WorkerCeilingsHealthAndSeriesGauges) {
+  Metrics m;
+  FleetSnapshot snap;
+  WorkerCeilingsGauge h1;
+  h1.copy_bytes_per_second = 3e12;
+  h1.peak_flops_per_second["bf16"] = 7e14;
+  snap.worker_ceilings[{"node-1", "NVIDIA H100"}] = h1;
+  WorkerCeilingsGauge h2 = h1;
+  h2.copy_bytes_per_second = 2e12;
+  h2.unhealthy = true;
+  snap.worker_ceilings[{"node-2", "NVIDIA H100"}] = h2;
+  snap.worker_ceilings[{"node-3", "NVIDIA A100"}] = WorkerCeilingsGauge{};  // Not calibrated.
+  snap.series[SeriesLabels{"NVIDIA H100", "rmsnorm", "v3", "8192x4096", "bf16"}] = SeriesGauge{25e-6, 0.8, true};
+  snap.series[SeriesLabels{"NVIDIA H100", "rmsnorm", "v2", "8192x4096", "bf16"}] = SeriesGauge{30e-6, 0, false};
+  m.Snapshot(snap);
+
+  std::string text = Exposition(m);
+  EXPECT_TRUE(Has(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} "
+                        "2000000000000"))
+      << text;
+  EXPECT_FALSE(Has(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA A100\"")) << text;
+  EXPECT_TRUE(Has(text, "kbench_worker_peak_flops{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",worker=\"node-1\"} "
+                        "700000000000000"))
+      << text;
+  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-1\"} 0")) << text;
+  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA A100\",worker=\"node-3\"} 0")) << text;
+  const std::string v3 = "{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\",shape=\"8192x4096\",variant=\"v3\"}";
+  EXPECT_TRUE(Has(text, "kbench_series_median_seconds" + v3 + " 2.5e-05")) << text;
+  EXPECT_TRUE(Has(text, "kbench_series_utilization" + v3 + " 0.8")) << text;
+  EXPECT_TRUE(Has(text, "kbench_series_regression" + v3 + " 1")) << text;
+  EXPECT_TRUE(Has(text, "kbench_series_regression{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
+                        "shape=\"8192x4096\",variant=\"v2\"} 0"))
+      << text;
+  EXPECT_FALSE(Has(text, "kbench_series_utilization{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
+                         "shape=\"8192x4096\",variant=\"v2\"}"))
+      << text;  // Unknown utilization is left out, not exported as 0.
+
+  // A worker that leaves and a regression that clears.
+  snap.worker_ceilings.erase({"node-2", "NVIDIA H100"});
+  for (auto& [labels, g] : snap.series) g.regression = false;
+  m.Snapshot(snap);
+  text = Exposition(m);
+  EXPECT_FALSE(Has(text, "node-2")) << text;
+  EXPECT_TRUE(Has(text, "kbench_series_regression" + v3 + " 0")) << text;
+}
+
 // A plain HTTP GET on loopback; returns the whole response.
 std::string HttpGet(int port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

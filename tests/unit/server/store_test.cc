@@ -1,7 +1,9 @@
-// The Store contract, written against the interface and instantiated per backend (SQLite today; the
-// PostgreSQL store joins the same suite).
+// The Store contract, written against the interface and instantiated per backend: SQLite on a temporary
+// file, and PostgreSQL on a fresh database of a real server the tests start (postgres_fixture.h).
 #include <functional>
+#include <map>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -11,6 +13,8 @@
 
 #include "fixtures.h"
 #include "gtest/gtest.h"
+#include "postgres_fixture.h"
+#include "server/postgres_store.h"
 #include "server/sqlite_store.h"
 #include "server/store.h"
 
@@ -22,9 +26,14 @@ using testing::RmsnormSpec;
 
 struct Backend {
   std::string name;
+  // A fresh, empty location for one test.
+  std::function<absl::StatusOr<std::string>()> new_location;
   // Opens the store at a location; opening the same location again must see the same data.
   std::function<absl::StatusOr<std::unique_ptr<Store>>(const std::string& location)> open;
 };
+
+// Names the backend in test output instead of dumping its bytes.
+void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 constexpr int64_t kTtl = 1000;
@@ -32,7 +41,9 @@ constexpr int64_t kTtl = 1000;
 class StoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    location_ = testing::TempDbPath();
+    absl::StatusOr<std::string> location = GetParam().new_location();
+    ASSERT_TRUE(location.ok()) << location.status();
+    location_ = *location;
     Reopen();
   }
 
@@ -213,7 +224,8 @@ TEST_P(StoreTest, ExpiredLeaseRequeuesForAnotherWorker) {
   // The first worker's lease is gone for every lease call.
   const int64_t now = kT0 + kTtl + 2;
   EXPECT_EQ(store_->ExtendLease("l-1", now, kTtl, nullptr).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(store_->AppendResults("l-1", now, {OkResult(0)}).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->AppendResults("l-1", now, kTtl, nullptr, {OkResult(0)}, {}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store_->CompleteJob("l-1", now, false, "").status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(store_->ExtendLease("l-2", now, kTtl, nullptr).ok());
 }
@@ -257,19 +269,43 @@ TEST_P(StoreTest, LeaseIsStaleOnceExpiredEvenBeforeRequeue) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_P(StoreTest, AReportExtendsTheLeaseInTheSameTransaction) {
+  Insert("j-1", kT0);
+  ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
+  auto job = store_->GetLeasedJob("l-1", kT0 + 1);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->job_id(), "j-1");
+  EXPECT_EQ(job->state(), v1::RUNNING);
+  v1::Progress progress;
+  progress.set_results_done(1);
+  progress.set_results_total(3);
+  auto report = store_->AppendResults("l-1", kT0 + 900, kTtl, &progress, {OkResult(0)}, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->lease.expires_unix_ms, kT0 + 900 + kTtl);
+  EXPECT_EQ(report->lease.lease_id, "l-1");
+  EXPECT_EQ(report->lease.job.progress().results_done(), 1);
+  EXPECT_EQ(store_->GetJob("j-1")->progress().results_total(), 3);
+  // Live past the original expiry thanks to the report; gone after the extension.
+  EXPECT_TRUE(store_->GetLeasedJob("l-1", kT0 + 1500).ok());
+  EXPECT_EQ(store_->GetLeasedJob("l-1", kT0 + 900 + kTtl).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->GetLeasedJob("l-nope", kT0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->AppendResults("l-1", kT0 + 900 + kTtl, kTtl, nullptr, {OkResult(1)}, {}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_P(StoreTest, ResultsRoundTripWithSamplesInIndexOrder) {
   Insert("j-1", kT0);
   ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
   v1::Result r2 = OkResult(2, 7);
   r2.set_job_id("forged");  // The store names the job, attempt and worker itself.
   r2.set_attempt(99);
-  auto added = store_->AppendResults("l-1", kT0 + 1, {r2, OkResult(0, 3)});
+  auto added = store_->AppendResults("l-1", kT0 + 1, kTtl, nullptr, {r2, OkResult(0, 3)}, {});
   ASSERT_TRUE(added.ok()) << added.status();
-  EXPECT_EQ(*added, (std::vector<int32_t>{2, 0}));
+  EXPECT_EQ(added->added, (std::vector<int32_t>{2, 0}));
   // A report sent twice stores nothing twice.
-  added = store_->AppendResults("l-1", kT0 + 2, {OkResult(0, 3), OkResult(1, 4)});
+  added = store_->AppendResults("l-1", kT0 + 2, kTtl, nullptr, {OkResult(0, 3), OkResult(1, 4)}, {});
   ASSERT_TRUE(added.ok());
-  EXPECT_EQ(*added, (std::vector<int32_t>{1}));
+  EXPECT_EQ(added->added, (std::vector<int32_t>{1}));
 
   auto with = store_->GetResults("j-1", true);
   ASSERT_TRUE(with.ok()) << with.status();
@@ -292,12 +328,12 @@ TEST_P(StoreTest, ResultsRoundTripWithSamplesInIndexOrder) {
 TEST_P(StoreTest, ExpiredAttemptsPartialResultsAreRemoved) {
   Insert("j-1", kT0);
   ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
-  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 1, {OkResult(0), OkResult(1)}).ok());
+  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 1, kTtl, nullptr, {OkResult(0), OkResult(1)}, {}).ok());
   ASSERT_EQ(store_->GetResults("j-1", false)->size(), 2u);
   ASSERT_EQ(store_->RequeueExpired(kT0 + kTtl + 1, 3)->size(), 1u);
   EXPECT_TRUE(store_->GetResults("j-1", false)->empty());
   ASSERT_TRUE(LeaseAny("w-2", kT0 + kTtl + 2, "l-2").has_value());
-  ASSERT_TRUE(store_->AppendResults("l-2", kT0 + kTtl + 3, {OkResult(0)}).ok());
+  ASSERT_TRUE(store_->AppendResults("l-2", kT0 + kTtl + 3, kTtl, nullptr, {OkResult(0)}, {}).ok());
   auto results = store_->GetResults("j-1", false);
   ASSERT_EQ(results->size(), 1u);
   EXPECT_EQ((*results)[0].attempt(), 2);
@@ -372,14 +408,14 @@ TEST_P(StoreTest, CancelQueuedAndRunningJobs) {
 TEST_P(StoreTest, CancelledJobWhoseWorkerVanishedJustLosesTheLease) {
   Insert("j-1", kT0);
   ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
-  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 1, {OkResult(0)}).ok());
+  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 1, kTtl, nullptr, {OkResult(0)}, {}).ok());
   ASSERT_TRUE(store_->CancelJob("j-1", kT0 + 2).ok());
-  auto moved = store_->RequeueExpired(kT0 + kTtl, 3);
+  auto moved = store_->RequeueExpired(kT0 + 1 + kTtl, 3);  // The report extended the lease.
   ASSERT_TRUE(moved.ok());
   ASSERT_EQ(moved->size(), 1u);
   EXPECT_EQ((*moved)[0].job.state(), v1::CANCELLED_JOB);
   EXPECT_EQ(store_->GetResults("j-1", false)->size(), 1u);  // What it did before the cancel stays.
-  EXPECT_TRUE(store_->RequeueExpired(kT0 + kTtl, 3)->empty());
+  EXPECT_TRUE(store_->RequeueExpired(kT0 + 1 + kTtl, 3)->empty());
 }
 
 TEST_P(StoreTest, WorkersUpsertHeartbeatAndList) {
@@ -414,7 +450,7 @@ TEST_P(StoreTest, ReopenKeepsEverything) {
   ASSERT_TRUE(store_->CancelJob("j-queued", kT0 + 1).ok());
   auto lease = LeaseAny("w-1", kT0 + 2, "l-1");
   ASSERT_TRUE(lease.has_value());
-  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 3, {OkResult(0, 9)}).ok());
+  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 3, kTtl, nullptr, {OkResult(0, 9)}, {}).ok());
   Insert("j-later", kT0 + 4);
 
   Reopen();
@@ -431,14 +467,207 @@ TEST_P(StoreTest, ReopenKeepsEverything) {
   EXPECT_TRUE(store_->ExtendLease("l-1", kT0 + 5, kTtl, nullptr).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest,
-                         ::testing::Values(Backend{"sqlite",
-                                                   [](const std::string& path)
-                                                       -> absl::StatusOr<std::unique_ptr<Store>> {
-                                                     auto s = SqliteStore::Open(path);
-                                                     if (!s.ok()) return s.status();
-                                                     return std::unique_ptr<Store>(*std::move(s));
-                                                   }}),
+// A result of one series point: rmsnorm on the small preset's shape, f32.
+v1::Result SeriesResult(int index, const std::string& variant, const std::string& gpu, int64_t finished_ms,
+                        std::vector<double> samples, v1::ResultStatus status = v1::OK) {
+  v1::Result r = OkResult(index, 0);
+  r.set_variant(variant);
+  r.set_status(status);
+  r.set_finished_unix_ms(finished_ms);
+  r.mutable_problem()->set_preset("small");
+  r.mutable_device()->set_name(gpu);
+  for (double d : samples) r.mutable_timing()->add_samples_ns(d);
+  r.mutable_timing()->set_median_ns(samples.empty() ? 0 : samples[samples.size() / 2]);
+  v1::RooflineCeiling* c = r.mutable_roofline()->add_ceilings();
+  c->set_source("calibrated");
+  c->set_utilization(0.5);
+  return r;
+}
+
+class StoreSeriesTest : public StoreTest {
+ protected:
+  // Submits, leases, reports and completes one job with the given labels and results.
+  void RunJob(const std::string& id, int64_t at_ms, std::map<std::string, std::string> labels,
+              const std::vector<v1::Result>& results, const std::vector<ResultVerdict>& verdicts = {}) {
+    v1::JobSpec spec = RmsnormSpec();
+    for (const auto& [k, v] : labels) (*spec.mutable_labels())[k] = v;
+    Insert(id, at_ms, "", spec);
+    auto lease = LeaseAny("w-1", at_ms, "l-" + id);
+    ASSERT_TRUE(lease.has_value());
+    ASSERT_EQ(lease->job.job_id(), id);
+    auto added = store_->AppendResults("l-" + id, at_ms + 1, kTtl, nullptr, results, verdicts);
+    ASSERT_TRUE(added.ok()) << added.status();
+    ASSERT_TRUE(store_->CompleteJob("l-" + id, at_ms + 2, false, "").ok());
+  }
+
+  const SeriesKey kNaiveH100{"rmsnorm", "cpu_naive", "64x1024", v1::DTYPE_F32, "NVIDIA H100"};
+};
+
+TEST_P(StoreSeriesTest, ResultsKeepTheirSeriesVerdictAndSamples) {
+  ResultVerdict verdict{v1::SLOWER, 0.05, 0.001, 1000.0, /*tracked=*/true};
+  RunJob("j-1", kT0, {{"branch", "main"}, {"git_sha", "abc123"}},
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 50, {1050, 1040, 1060})}, {verdict});
+
+  auto history = store_->History(HistoryQuery{"rmsnorm"});
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 1u);
+  const HistoryRow& h = (*history)[0];
+  EXPECT_EQ(h.series, kNaiveH100);
+  EXPECT_EQ(h.job_id, "j-1");
+  EXPECT_EQ(h.finished_unix_ms, kT0 + 50);
+  EXPECT_DOUBLE_EQ(h.median_ns, 1040);
+  EXPECT_DOUBLE_EQ(h.utilization, 0.5);
+  EXPECT_EQ(h.verdict.verdict, v1::SLOWER);
+  EXPECT_DOUBLE_EQ(h.verdict.change_fraction, 0.05);
+  EXPECT_DOUBLE_EQ(h.verdict.p_value, 0.001);
+  EXPECT_DOUBLE_EQ(h.verdict.baseline_median_ns, 1000.0);
+  EXPECT_EQ(h.branch, "main");
+  EXPECT_EQ(h.git_sha, "abc123");
+
+  auto series = store_->ListSeries();
+  ASSERT_TRUE(series.ok()) << series.status();
+  ASSERT_EQ(series->size(), 1u);
+  EXPECT_EQ((*series)[0].series, kNaiveH100);
+  EXPECT_EQ((*series)[0].verdict, v1::SLOWER);
+  EXPECT_DOUBLE_EQ((*series)[0].median_ns, 1040);
+
+  // Samples are stored apart from the message and come back only when asked for, in order.
+  auto with = store_->GetResults("j-1", true);
+  ASSERT_TRUE(with.ok());
+  ASSERT_EQ((*with)[0].timing().samples_ns_size(), 3);
+  EXPECT_DOUBLE_EQ((*with)[0].timing().samples_ns(0), 1050);
+  EXPECT_DOUBLE_EQ((*with)[0].timing().samples_ns(1), 1040);
+  EXPECT_DOUBLE_EQ((*with)[0].timing().samples_ns(2), 1060);
+  EXPECT_EQ(store_->GetResults("j-1", false)->at(0).timing().samples_ns_size(), 0);
+}
+
+TEST_P(StoreSeriesTest, VerdictsMustMatchTheResults) {
+  Insert("j-1", kT0);
+  ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
+  auto added = store_->AppendResults("l-1", kT0 + 1, kTtl, nullptr, {OkResult(0), OkResult(1)}, {ResultVerdict{}});
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store_->GetResults("j-1", false)->empty());
+}
+
+TEST_P(StoreSeriesTest, BaselineIsTheNewestOkResultsOnTheBranch) {
+  const std::map<std::string, std::string> main{{"branch", "main"}};
+  RunJob("j-old", kT0, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 10, {100, 101})});
+  RunJob("j-mid", kT0 + 100, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 110, {200, 201})});
+  RunJob("j-new", kT0 + 200, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 210, {300, 301})});
+  // None of these belongs to the baseline: another branch, another GPU, another variant, not OK.
+  RunJob("j-pr", kT0 + 300, {{"branch", "feature"}},
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 310, {400})});
+  RunJob("j-a100", kT0 + 400, main, {SeriesResult(0, "cpu_naive", "NVIDIA A100", kT0 + 410, {500})});
+  RunJob("j-var", kT0 + 500, main, {SeriesResult(0, "cpu_blocked", "NVIDIA H100", kT0 + 510, {600})});
+  RunJob("j-bad", kT0 + 600, main,
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 610, {700}, v1::INCORRECT)});
+
+  auto baseline = store_->BaselineResults(kNaiveH100, "main", 2, "");
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  ASSERT_EQ(baseline->size(), 2u);
+  EXPECT_EQ((*baseline)[0].job_id, "j-new");
+  EXPECT_EQ((*baseline)[0].samples_ns, (std::vector<double>{300, 301}));
+  EXPECT_DOUBLE_EQ((*baseline)[0].median_ns, 301);
+  EXPECT_EQ((*baseline)[1].job_id, "j-mid");
+
+  // A job is never its own baseline.
+  baseline = store_->BaselineResults(kNaiveH100, "main", 10, "j-new");
+  ASSERT_TRUE(baseline.ok());
+  ASSERT_EQ(baseline->size(), 2u);
+  EXPECT_EQ((*baseline)[0].job_id, "j-mid");
+  EXPECT_EQ((*baseline)[1].job_id, "j-old");
+  EXPECT_TRUE(store_->BaselineResults(kNaiveH100, "release", 10, "")->empty());
+}
+
+TEST_P(StoreSeriesTest, HistoryFiltersNewestFirst) {
+  RunJob("j-1", kT0, {{"branch", "main"}},
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100 80GB HBM3", kT0 + 10, {100}),
+          SeriesResult(1, "cpu_blocked", "NVIDIA H100 80GB HBM3", kT0 + 11, {90}),
+          SeriesResult(2, "cpu_naive", "NVIDIA A100-SXM4-80GB", kT0 + 12, {150}),
+          SeriesResult(3, "cpu_naive", "NVIDIA H100 80GB HBM3", kT0 + 13, {1}, v1::TIMEOUT)});
+  RunJob("j-2", kT0 + 100, {{"branch", "pr-7"}},
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100 80GB HBM3", kT0 + 110, {105})});
+
+  auto all = store_->History(HistoryQuery{"rmsnorm"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 4u);  // The TIMEOUT is no point of history.
+  EXPECT_EQ((*all)[0].job_id, "j-2");
+  EXPECT_EQ((*all)[0].branch, "pr-7");
+  EXPECT_EQ((*all)[1].series.gpu_model, "NVIDIA A100-SXM4-80GB");
+
+  HistoryQuery q{"rmsnorm", "cpu_naive", "h100"};  // Case-insensitive substring of the device name.
+  auto h100 = store_->History(q);
+  ASSERT_TRUE(h100.ok());
+  ASSERT_EQ(h100->size(), 2u);
+  EXPECT_DOUBLE_EQ((*h100)[0].median_ns, 105);
+  EXPECT_DOUBLE_EQ((*h100)[1].median_ns, 100);
+  q.limit = 1;
+  EXPECT_EQ(store_->History(q)->size(), 1u);
+  q = HistoryQuery{"rmsnorm"};
+  q.shape = "64x1024";
+  q.dtype = v1::DTYPE_F32;
+  EXPECT_EQ(store_->History(q)->size(), 4u);
+  q.shape = "8x8";
+  EXPECT_TRUE(store_->History(q)->empty());
+  q = HistoryQuery{"rmsnorm"};
+  q.dtype = v1::DTYPE_BF16;
+  EXPECT_TRUE(store_->History(q)->empty());
+  EXPECT_TRUE(store_->History(HistoryQuery{"softmax"})->empty());
+}
+
+TEST_P(StoreSeriesTest, SeriesKeepTheirNewestTrackedPoint) {
+  const ResultVerdict tracked{v1::SAME, 0, 0.5, 100, true};
+  const ResultVerdict slower{v1::SLOWER, 0.2, 1e-9, 100, true};
+  RunJob("j-new", kT0, {{"branch", "main"}}, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 500, {120})},
+         {slower});
+  // Reported later but finished earlier (a slow worker): it does not replace the newer point.
+  RunJob("j-old", kT0 + 100, {{"branch", "main"}}, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 50, {100})},
+         {tracked});
+  // Untracked results (another branch, explicit shapes) make no series.
+  RunJob("j-pr", kT0 + 200, {{"branch", "pr"}}, {SeriesResult(0, "cpu_blocked", "NVIDIA H100", kT0 + 600, {90})},
+         {ResultVerdict{v1::FASTER, -0.1, 1e-6, 100, false}});
+  auto series = store_->ListSeries();
+  ASSERT_TRUE(series.ok()) << series.status();
+  ASSERT_EQ(series->size(), 1u);
+  EXPECT_EQ((*series)[0].job_id, "j-new");
+  EXPECT_EQ((*series)[0].verdict, v1::SLOWER);
+  EXPECT_DOUBLE_EQ((*series)[0].utilization, 0.5);
+  // A newer tracked point replaces it.
+  RunJob("j-next", kT0 + 300, {{"branch", "main"}},
+         {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 700, {101})}, {tracked});
+  series = store_->ListSeries();
+  ASSERT_EQ(series->size(), 1u);
+  EXPECT_EQ((*series)[0].job_id, "j-next");
+  EXPECT_EQ((*series)[0].verdict, v1::SAME);
+}
+
+Backend SqliteBackend() {
+  return Backend{"sqlite", [] { return absl::StatusOr<std::string>(testing::TempDbPath()); },
+                 [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Store>> {
+                   auto s = SqliteStore::Open(path);
+                   if (!s.ok()) return s.status();
+                   return std::unique_ptr<Store>(*std::move(s));
+                 }};
+}
+
+// Fails (never skips) when the PostgreSQL server binaries are missing: CI installs them.
+Backend PostgresBackend() {
+  return Backend{"postgres",
+                 []() -> absl::StatusOr<std::string> {
+                   absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgres();
+                   if (!server.ok()) return server.status();
+                   return (*server)->CreateDatabase();
+                 },
+                 [](const std::string& uri) -> absl::StatusOr<std::unique_ptr<Store>> {
+                   auto s = PostgresStore::Open(uri);
+                   if (!s.ok()) return s.status();
+                   return std::unique_ptr<Store>(*std::move(s));
+                 }};
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(SqliteBackend(), PostgresBackend()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Backends, StoreSeriesTest, ::testing::Values(SqliteBackend(), PostgresBackend()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -1,0 +1,42 @@
+// GuardedCoordinatorService: a check, then the wrapped rpc; see guarded_service.h.
+#include "server/auth/guarded_service.h"
+
+#include <vector>
+
+#include "api/channel.h"
+
+namespace kbench::server::auth {
+
+grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContext* context, absl::string_view method) const {
+  std::vector<absl::string_view> authorization;
+  const auto range = context->client_metadata().equal_range("authorization");
+  for (auto it = range.first; it != range.second; ++it)
+    authorization.emplace_back(it->second.data(), it->second.size());
+  return api::ToGrpc(authorizer_->Check(method, authorization));
+}
+
+// Each rpc: the check under the rpc's own name, then the wrapped service's rpc.
+#define KBENCH_GUARDED_RPC(Method, Request, Response)                                                        \
+  grpc::Status GuardedCoordinatorService::Method(grpc::ServerContext* context, const v1::Request* request, \
+                                                 v1::Response* response) {                                  \
+    if (grpc::Status denied = Check(context, #Method); !denied.ok()) return denied;                         \
+    return inner_->Method(context, request, response);                                                      \
+  }
+
+KBENCH_GUARDED_RPC(Submit, SubmitRequest, SubmitResponse)
+KBENCH_GUARDED_RPC(GetJob, GetJobRequest, Job)
+KBENCH_GUARDED_RPC(ListJobs, ListJobsRequest, ListJobsResponse)
+KBENCH_GUARDED_RPC(CancelJob, CancelJobRequest, CancelJobResponse)
+KBENCH_GUARDED_RPC(GetResults, GetResultsRequest, GetResultsResponse)
+KBENCH_GUARDED_RPC(ListWorkers, ListWorkersRequest, ListWorkersResponse)
+KBENCH_GUARDED_RPC(ListKernels, ListKernelsRequest, ListKernelsResponse)
+KBENCH_GUARDED_RPC(GetHistory, GetHistoryRequest, GetHistoryResponse)
+KBENCH_GUARDED_RPC(RegisterWorker, RegisterWorkerRequest, RegisterWorkerResponse)
+KBENCH_GUARDED_RPC(Heartbeat, HeartbeatRequest, HeartbeatResponse)
+KBENCH_GUARDED_RPC(LeaseJob, LeaseJobRequest, LeaseJobResponse)
+KBENCH_GUARDED_RPC(ReportProgress, ReportProgressRequest, ReportProgressResponse)
+KBENCH_GUARDED_RPC(CompleteJob, CompleteJobRequest, CompleteJobResponse)
+
+#undef KBENCH_GUARDED_RPC
+
+}  // namespace kbench::server::auth

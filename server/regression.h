@@ -1,0 +1,59 @@
+// Regression detection, pure: a new result's raw samples against the pooled raw samples of its
+// series' baseline (the last OK results on the main branch).
+//
+// The verdict needs both a practical and a statistical difference:
+//   change = median(new samples) / median(pooled baseline samples) - 1
+//   p      = two-sided Mann-Whitney U test of new vs pooled baseline samples (normal approximation
+//            with tie correction and continuity correction)
+//   SLOWER      p < alpha and change >  threshold
+//   FASTER      p < alpha and change < -threshold
+//   AMBIGUOUS   p < alpha and |change| <= threshold, or fewer than min_samples on either side
+//   SAME        p >= alpha
+//   NO_BASELINE no baseline result at all
+// Mann-Whitney U makes no assumption about the noise's distribution (kernel timings are skewed, with
+// a long right tail), and the threshold keeps tiny but real shifts (or run-to-run drift that pooled
+// samples make look significant) from being called regressions.
+#pragma once
+
+#include <vector>
+
+#include "kbench/v1/coordinator.pb.h"
+
+namespace kbench::server {
+
+struct RegressionConfig {
+  double threshold = 0.03;   // Relative change of the median that counts as a regression.
+  double alpha = 0.01;       // Significance level of the two-sided test.
+  int min_samples = 5;       // Fewer samples on either side: AMBIGUOUS.
+  int baseline_results = 10; // Results of the series' history that form the baseline (the store's query).
+};
+
+struct MannWhitneyResult {
+  double u = 0;        // U of the first sample: pairs (a, b) with a > b, ties counting one half.
+  double z = 0;        // Standardized U; positive when the first sample tends to be larger.
+  double p_value = 1;  // Two-sided; 1 when either sample is empty or every value is tied.
+};
+
+// Mann-Whitney U test of a against b, normal approximation with tie and continuity corrections.
+MannWhitneyResult MannWhitneyU(std::vector<double> a, std::vector<double> b);
+
+// Median of values (mean of the middle two for an even count); 0 for none.
+double Median(std::vector<double> values);
+
+struct RegressionAnalysis {
+  v1::Verdict verdict = v1::NO_BASELINE;
+  double change_fraction = 0;     // median(current) / baseline_median_ns - 1.
+  double p_value = 1;
+  double baseline_median_ns = 0;  // Median of the pooled baseline samples.
+  int baseline_results = 0;       // Baseline results pooled.
+  int baseline_samples = 0;       // Samples pooled.
+};
+
+// current: the new result's raw samples. baseline: each baseline result's raw samples (a result
+// without samples adds none), cheapest when each comes sorted ascending. When current has no samples,
+// current_median_ns stands in for its median (the verdict is then AMBIGUOUS at best).
+RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,
+                                     const std::vector<std::vector<double>>& baseline,
+                                     const RegressionConfig& config);
+
+}  // namespace kbench::server

@@ -1,0 +1,185 @@
+// What is particular to the PostgreSQL store: the schema version and migrations shared by replicas,
+// and leases that several replicas (stores on one database) take concurrently without ever sharing a
+// job or waiting for each other's candidates. Runs on a real server the test starts itself.
+#include <libpq-fe.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "fixtures.h"
+#include "gtest/gtest.h"
+#include "postgres_fixture.h"
+#include "server/pg_schema.h"
+#include "server/postgres_store.h"
+
+namespace kbench::server {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+constexpr int64_t kTtl = 60'000;
+
+// A plain libpq session on the test database, for what the store does not expose.
+class Session {
+ public:
+  explicit Session(const std::string& uri) : conn_(PQconnectdb(uri.c_str())) {
+    EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
+  }
+  ~Session() { PQfinish(conn_); }
+  // Runs sql; returns the first column of the first row, if any.
+  std::string Exec(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    const ExecStatusType st = PQresultStatus(r);
+    EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(r);
+    std::string out = (st == PGRES_TUPLES_OK && PQntuples(r) > 0) ? PQgetvalue(r, 0, 0) : "";
+    PQclear(r);
+    return out;
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgres();
+    ASSERT_TRUE(server.ok()) << server.status();
+    absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
+    ASSERT_TRUE(uri.ok()) << uri.status();
+    uri_ = *uri;
+  }
+
+  std::unique_ptr<PostgresStore> Open(int pool_size = 4) {
+    auto store = PostgresStore::Open(uri_, pool_size);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  static void Insert(Store& store, const std::string& id, int64_t created_ms) {
+    v1::Job job;
+    job.set_job_id(id);
+    job.set_state(v1::QUEUED);
+    job.set_created_unix_ms(created_ms);
+    *job.mutable_spec() = testing::RmsnormSpec();
+    ASSERT_TRUE(store.InsertJob(job).ok());
+  }
+
+  std::string uri_;
+};
+
+TEST_F(PostgresStoreTest, RecordsTheSchemaVersionAndRefusesANewerOne) {
+  ASSERT_NE(Open(), nullptr);
+  Session s(uri_);
+  EXPECT_EQ(s.Exec("SELECT version FROM schema_version"), std::to_string(pg::CurrentSchemaVersion()));
+  ASSERT_NE(Open(), nullptr);  // Opening again migrates nothing.
+  EXPECT_EQ(s.Exec("SELECT COUNT(*) FROM schema_version"), "1");
+  s.Exec("UPDATE schema_version SET version = 999");
+  auto newer = PostgresStore::Open(uri_);
+  EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(newer.status().message().find("999"), absl::string_view::npos) << newer.status();
+}
+
+TEST_F(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
+  std::vector<std::thread> replicas;
+  std::vector<absl::Status> opened(4);
+  for (size_t i = 0; i < opened.size(); ++i)
+    replicas.emplace_back([&, i] { opened[i] = PostgresStore::Open(uri_, 1).status(); });
+  for (auto& t : replicas) t.join();
+  for (const absl::Status& s : opened) EXPECT_TRUE(s.ok()) << s;
+  Session s(uri_);
+  EXPECT_EQ(s.Exec("SELECT COUNT(*) FROM schema_version"), "1");
+  EXPECT_EQ(s.Exec("SELECT version FROM schema_version"), std::to_string(pg::CurrentSchemaVersion()));
+}
+
+TEST_F(PostgresStoreTest, UnreachableServerIsUnavailable) {
+  auto store = PostgresStore::Open("postgresql://kbench@127.0.0.1:1/none?connect_timeout=2");
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kUnavailable) << store.status();
+}
+
+TEST_F(PostgresStoreTest, LeasePassesOverAJobAnotherReplicaHoldsLocked) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Insert(*store, "j-1", kT0);
+  Insert(*store, "j-2", kT0 + 1);
+  // Another replica is in the middle of claiming j-1: its row is locked until that transaction ends.
+  Session other(uri_);
+  other.Exec("BEGIN");
+  other.Exec("SELECT job_id FROM jobs WHERE job_id = 'j-1' FOR UPDATE");
+  auto any = [](const v1::JobSpec&) { return true; };
+  auto lease = store->LeaseNextJob("w-1", any, kT0 + 10, kTtl, "l-1");  // Returns at once: no waiting.
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+  EXPECT_EQ((*lease)->job.job_id(), "j-2");
+  other.Exec("ROLLBACK");
+  lease = store->LeaseNextJob("w-1", any, kT0 + 11, kTtl, "l-2");
+  ASSERT_TRUE(lease.ok() && lease->has_value());
+  EXPECT_EQ((*lease)->job.job_id(), "j-1");
+}
+
+TEST_F(PostgresStoreTest, ReplicasOnOneDatabaseNeverLeaseAJobTwice) {
+  constexpr int kJobs = 120;
+  constexpr int kThreadsPerReplica = 4;
+  std::vector<std::unique_ptr<PostgresStore>> replicas;
+  replicas.push_back(Open(kThreadsPerReplica));
+  replicas.push_back(Open(kThreadsPerReplica));
+  ASSERT_NE(replicas[0], nullptr);
+  ASSERT_NE(replicas[1], nullptr);
+  for (int i = 0; i < kJobs; ++i) Insert(*replicas[i % 2], "j-" + std::to_string(i), kT0 + i);
+  absl::Mutex mu;
+  std::vector<std::string> leased;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    for (int t = 0; t < kThreadsPerReplica; ++t) {
+      threads.emplace_back([&, r, t] {
+        const std::string worker = "w-" + std::to_string(r) + "-" + std::to_string(t);
+        for (int n = 0;; ++n) {
+          auto lease = replicas[r]->LeaseNextJob(
+              worker, [](const v1::JobSpec&) { return true; }, kT0 + 1000, kTtl, worker + "-l" + std::to_string(n));
+          ASSERT_TRUE(lease.ok()) << lease.status();
+          if (!lease->has_value()) return;
+          absl::MutexLock lock(&mu);
+          leased.push_back((*lease)->job.job_id());
+        }
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(leased.size(), static_cast<size_t>(kJobs));
+  EXPECT_EQ(std::set<std::string>(leased.begin(), leased.end()).size(), static_cast<size_t>(kJobs));
+  auto counts = replicas[0]->CountJobsByState();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ((*counts)[v1::RUNNING], kJobs);
+  EXPECT_EQ((*counts)[v1::QUEUED], 0);
+}
+
+TEST_F(PostgresStoreTest, ReplicasRequeueAnExpiredLeaseOnce) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  Insert(*a, "j-1", kT0);
+  ASSERT_TRUE(a->LeaseNextJob("w-1", [](const v1::JobSpec&) { return true; }, kT0, 1000, "l-1")->has_value());
+  std::vector<Transition> moved_a, moved_b;
+  std::thread ta([&] { moved_a = *a->RequeueExpired(kT0 + 1000, 3); });
+  std::thread tb([&] { moved_b = *b->RequeueExpired(kT0 + 1000, 3); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(moved_a.size() + moved_b.size(), 1u);
+  auto job = a->GetJob("j-1");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state(), v1::QUEUED);
+  EXPECT_EQ(job->attempts(), 1);
+}
+
+TEST(PostgresUri, RecognizesBothSchemes) {
+  EXPECT_TRUE(IsPostgresUri("postgresql://u@h:5432/db"));
+  EXPECT_TRUE(IsPostgresUri("postgres://h/db"));
+  EXPECT_FALSE(IsPostgresUri("./kbench.db"));
+  EXPECT_FALSE(IsPostgresUri("/var/lib/postgresql.db"));
+}
+
+}  // namespace
+}  // namespace kbench::server
