@@ -136,6 +136,7 @@ int Main() {
     if (json.is_open()) {
       std::string line;
       google::protobuf::util::JsonPrintOptions o;
+      o.preserve_proto_field_names = true;  // the same keys as kbench-client's JSON
       (void)google::protobuf::util::MessageToJsonString(r, &line, o);
       json << line << "\n";
     }

@@ -23,6 +23,15 @@ BASELINE = {"DTYPE_BF16": "cublas_bf16", "DTYPE_F32": "cublas_sgemm"}
 BEGIN, END = "<!-- kbench:results:begin -->", "<!-- kbench:results:end -->"
 
 
+def snake(obj):
+    """Proto JSON may use lowerCamelCase keys (the default printer); tables use the proto names."""
+    if isinstance(obj, dict):
+        return {re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), k): snake(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [snake(v) for v in obj]
+    return obj
+
+
 def load(path):
     p = Path(path)
     if not p.exists():
@@ -31,8 +40,8 @@ def load(path):
     if not text:
         return []
     if text.startswith("["):
-        return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return snake(json.loads(text))
+    return [snake(json.loads(line)) for line in text.splitlines() if line.strip()]
 
 
 def shape(r):
@@ -62,13 +71,13 @@ def check(r):
 
 
 def memory_table(results):
-    rows = ["| variant | shape | dtype | median (us) | GB/s | % of calibrated copy | % of datasheet BW | class | check |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    rows = ["| op | variant | shape | dtype | median (us) | GB/s | % of calibrated copy | % of datasheet BW | class | check |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in results:
         t, rf = r.get("timing", {}), r.get("roofline", {})
         ok = r.get("status") == "OK"
-        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            r["variant"], shape(r), dtype(r),
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r["op"], r["variant"], shape(r), dtype(r),
             f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
             f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
             pct(ceiling(r, "calibrated").get("bandwidth_fraction")) if ok else "-",
