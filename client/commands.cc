@@ -43,7 +43,8 @@ std::string TopUsage() {
                   "`coordinator = host:port` and `token = ...` (TLS: tls_ca, tls_cert, tls_key), else ",
                   kDefaultCoordinator, " without a token.\n",
                   "\nOutput: --format table (default), md (GitHub Markdown), json (API messages), csv (raw numbers).\n",
-                  "Exit status: 0 ok; 1 a job or result failed, or the service failed; 2 usage or invalid request.\n",
+                  "Exit status: 0 ok; 1 a job or result failed, a regression (history), or the service failed;\n"
+                  "2 usage or invalid request.\n",
                   "\nExamples:\n  ", kProgram, " kernels\n  ", kProgram,
                   " submit --op rmsnorm --dtype bf16 --shape 8192x4096 --wait\n  ", kProgram,
                   " --coordinator kbench:50051 results j-abc --format md\n  ", kProgram,
@@ -135,7 +136,7 @@ int CallError(Io& io, absl::string_view command, const absl::Status& status, abs
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {SubmitSpec, RunSubmit},   {StatusSpec, RunStatus},   {ResultsSpec, RunResults},
-      {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels}, {PlotSpec, RunPlot},
+      {HistorySpec, RunHistory}, {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels}, {PlotSpec, RunPlot},
   };
   return commands;
 }

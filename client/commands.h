@@ -88,6 +88,8 @@ const CommandSpec& WorkersSpec();
 int RunWorkers(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 const CommandSpec& KernelsSpec();
 int RunKernels(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
+const CommandSpec& HistorySpec();
+int RunHistory(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 
 // The results of several jobs, concatenated in the order given (each job's in index order). `jobs`,
 // when not null, receives each job as GetResults returned it.

@@ -63,5 +63,11 @@ std::string FormatResults(const std::vector<v1::Result>& results, Format format,
 std::string FormatJobs(const std::vector<v1::Job>& jobs, Format format, int64_t now_ms);
 std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format format, int64_t now_ms);
 std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format);
+// The history of `op`'s series (GetHistory): text and Markdown print one table per series (variant,
+// shape, dtype, device; newest point first) under a line naming it with its baseline median; csv one
+// row per point with the series columns; json the response message.
+std::string FormatHistory(absl::string_view op, const v1::GetHistoryResponse& history, Format format);
+// The series (labelled as in FormatHistory) whose newest point is SLOWER than its baseline.
+std::vector<std::string> RegressedSeries(absl::string_view op, const v1::GetHistoryResponse& history);
 
 }  // namespace kbench::client

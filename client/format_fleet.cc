@@ -13,6 +13,14 @@ constexpr size_t kDescriptionWidth = 60;
 
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// "ok", or "UNHEALTHY: <reason>" (the reason's first line, cut, in a terminal table).
+std::string HealthCell(const v1::WorkerStatus& w, Format format) {
+  if (!w.unhealthy()) return "ok";
+  if (w.health_reason().empty()) return "UNHEALTHY";
+  return absl::StrCat("UNHEALTHY: ",
+                      format == Format::kTable ? Abbreviate(w.health_reason(), kErrorWidth) : w.health_reason());
+}
+
 std::string DtypeList(const google::protobuf::RepeatedField<int>& dtypes, absl::string_view sep) {
   return absl::StrJoin(dtypes, sep,
                        [](std::string* o, int d) { o->append(api::DtypeName(static_cast<v1::Dtype>(d))); });
@@ -69,6 +77,8 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
     t.header = {"worker_id",
                 "name",
                 "state",
+                "unhealthy",
+                "health_reason",
                 "address",
                 "last_heartbeat_unix_ms",
                 "current_job_id",
@@ -80,18 +90,24 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
                 "copy_bytes_per_second",
                 "peak_f32_flops_per_second"};
   } else {
-    t.header = {"id", "name", "state", "heartbeat", "job", "device", "memory", "copy GB/s", "f32 GFLOP/s"};
-    t.numeric = {false, false, false, true, false, false, true, true, true};
-    t.group_columns = 5;
+    t.header = {"id", "name", "state", "health", "heartbeat", "job", "device", "memory", "copy GB/s", "f32 GFLOP/s"};
+    t.numeric = {false, false, false, false, true, false, false, true, true, true};
+    t.group_columns = 6;
   }
   for (const auto& w : workers) {
     const auto& info = w.info();
     std::vector<std::string> head;
     if (csv) {
-      head = {info.worker_id(),  info.name(), w.state(), info.address(), absl::StrCat(w.last_heartbeat_unix_ms()),
+      head = {info.worker_id(),
+              info.name(),
+              w.state(),
+              w.unhealthy() ? "true" : "false",
+              w.health_reason(),
+              info.address(),
+              absl::StrCat(w.last_heartbeat_unix_ms()),
               w.current_job_id()};
     } else {
-      head = {info.worker_id(), OrDash(info.name()), w.state(),
+      head = {info.worker_id(), OrDash(info.name()), w.state(), HealthCell(w, format),
               w.last_heartbeat_unix_ms() > 0 ? FormatAge(now_ms - w.last_heartbeat_unix_ms()) : "-",
               OrDash(w.current_job_id())};
     }

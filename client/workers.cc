@@ -8,7 +8,7 @@ const CommandSpec& WorkersSpec() {
   static const CommandSpec spec = [] {
     CommandSpec s;
     s.name = "workers";
-    s.summary = "List the registered workers: state, devices, calibrated copy GB/s and f32 GFLOP/s, current job.";
+    s.summary = "List the registered workers: state, health, devices, calibrated copy GB/s and f32 GFLOP/s, current job.";
     s.flags = {FormatFlagSpec()};
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details = "One row per device. json: kbench.v1.WorkerStatus messages without the kernel catalog (see kernels).";

@@ -45,6 +45,20 @@ void Agent::Stop() {
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
 }
 
+void Agent::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    draining_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Agent::WaitDrained() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return drained_ || stopping_; });
+  return drained_;
+}
+
 std::string Agent::worker_id() const {
   std::lock_guard<std::mutex> lock(mu_);
   return worker_id_;
@@ -55,10 +69,15 @@ bool Agent::stopping() const {
   return stopping_;
 }
 
-bool Agent::WaitFor(std::chrono::milliseconds d) {
+bool Agent::draining() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return draining_;
+}
+
+bool Agent::WaitFor(std::chrono::milliseconds d, bool wake_on_drain) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, d, [this] { return stopping_; });
-  return !stopping_;
+  cv_.wait_for(lock, d, [&] { return stopping_ || (wake_on_drain && draining_); });
+  return !stopping_ && !(wake_on_drain && draining_);
 }
 
 template <class Fn>
@@ -75,12 +94,12 @@ grpc::Status Agent::Call(Fn&& fn) {
   return s;
 }
 
-bool Agent::EnsureRegistered() {
+bool Agent::EnsureRegistered(bool wake_on_drain) {
   std::lock_guard<std::mutex> registering(register_mu_);
   std::string previous;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
+    if (stopping_ || (wake_on_drain && draining_)) return false;
     if (!worker_id_.empty()) return true;
     previous = last_id_;
   }
@@ -102,7 +121,7 @@ bool Agent::EnsureRegistered() {
       if (config_.on_registered) config_.on_registered(response.worker_id());
       return true;
     }
-    if (!WaitFor(backoff.Next())) return false;
+    if (!WaitFor(backoff.Next(), wake_on_drain)) return false;
   }
   return false;
 }
@@ -137,15 +156,29 @@ void Agent::HeartbeatLoop() {
 }
 
 void Agent::LeaseLoop() {
+  // Whatever ends the loop: Drain() waits for it.
+  struct Ended {
+    Agent* agent;
+    ~Ended() {
+      {
+        std::lock_guard<std::mutex> lock(agent->mu_);
+        agent->drained_ = agent->draining_ && !agent->stopping_;  // Stop() abandons: not drained.
+      }
+      agent->cv_.notify_all();
+    }
+  } ended{this};
+  // Waits that Drain() ends: between jobs there is nothing to finish.
+  constexpr bool kWakeOnDrain = true;
   Backoff idle(config_.idle_initial, config_.idle_max);
   Backoff retry(config_.retry_initial, config_.retry_max);
-  while (EnsureRegistered()) {
+  while (EnsureRegistered(kWakeOnDrain)) {
     absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice();
     if (!device.ok()) {
-      if (absl::IsUnavailable(device.status())) return;  // Shutting down.
-      if (!WaitFor(idle.Next())) return;                  // A direct RunJob holds the device.
+      if (absl::IsUnavailable(device.status())) return;    // Shutting down.
+      if (!WaitFor(idle.Next(), kWakeOnDrain)) return;      // A direct RunJob holds the device.
       continue;
     }
+    if (draining()) return;  // A LeaseJob already in flight when Drain() comes may still grant one: see below.
     const std::string id = worker_id();
     v1::LeaseJobRequest request;
     request.set_worker_id(id);
@@ -153,15 +186,16 @@ void Agent::LeaseLoop() {
     grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); });
     if (!s.ok()) {
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) Forget(id);  // Registers again, next turn.
-      if (!WaitFor(retry.Next())) return;
+      if (!WaitFor(retry.Next(), kWakeOnDrain)) return;
       continue;
     }
     retry.Reset();
     if (!response.granted()) {
       device->reset();  // Free the device for direct jobs while waiting.
-      if (!WaitFor(idle.Next())) return;
+      if (!WaitFor(idle.Next(), kWakeOnDrain)) return;
       continue;
     }
+    // Granted, even if Drain() came during the call: running it beats leaving it to its lease's expiry.
     idle.Reset();
     RunLeased(response, **device);
   }

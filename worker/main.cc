@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -215,7 +216,29 @@ int Main(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&signals, &sig);
-  std::cerr << "kbench-worker: signal " << sig << ", shutting down (the running job is abandoned)\n";
+  // The first SIGTERM drains: no new lease; the running job finishes and is reported. The agent's
+  // waiter wakes this thread with a SIGTERM of its own once drained; another SIGTERM or a SIGINT
+  // before that abandons the job, as a first SIGINT does.
+  std::atomic<bool> drain_done{false};
+  std::thread drain_waiter;
+  bool drained = false;
+  if (agent != nullptr && sig == SIGTERM) {
+    std::cerr << "kbench-worker: SIGTERM: draining: leasing no new job; a running job finishes and is reported "
+                 "first (SIGTERM or SIGINT again abandons it)\n";
+    const pthread_t main_thread = pthread_self();
+    agent->Drain();
+    drain_waiter = std::thread([&agent, &drain_done, main_thread] {
+      if (!agent->WaitDrained()) return;  // Stopped: the main thread is past its wait already.
+      drain_done = true;
+      pthread_kill(main_thread, SIGTERM);
+    });
+    sigwait(&signals, &sig);
+    drained = drain_done;
+  }
+  if (drained)
+    std::cerr << "kbench-worker: drained (no job running); shutting down\n";
+  else
+    std::cerr << "kbench-worker: signal " << sig << ", shutting down (the running job is abandoned)\n";
   // The running item cannot be interrupted in this process: past the grace period, leave anyway.
   std::mutex mu;
   std::condition_variable cv;
@@ -229,6 +252,7 @@ int Main(int argc, char** argv) {
   });
   node.Shutdown();
   if (agent) agent->Stop();
+  if (drain_waiter.joinable()) drain_waiter.join();
   if (server) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   {
     std::lock_guard<std::mutex> lock(mu);

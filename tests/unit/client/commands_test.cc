@@ -125,6 +125,101 @@ TEST_F(CommandsTest, Workers) {
   EXPECT_THAT(r.out, HasSubstr("2s"));
 }
 
+v1::HistoryPoint HistoryPoint(const std::string& job, const std::string& variant, v1::Verdict verdict) {
+  v1::HistoryPoint p;
+  p.set_job_id(job);
+  p.set_finished_unix_ms(1'700'000'000'000);
+  p.set_median_ns(verdict == v1::SLOWER ? 10'600 : 10'000);
+  p.set_verdict(verdict);
+  p.set_change_fraction(verdict == v1::SLOWER ? 0.06 : 0.0);
+  p.set_p_value(verdict == v1::SLOWER ? 0.001 : 0.8);
+  p.set_branch("main");
+  p.set_git_sha("abc123");
+  p.set_variant(variant);
+  p.set_shape("8192x4096");
+  p.set_dtype(v1::DTYPE_BF16);
+  p.set_gpu_model("NVIDIA H200");
+  p.set_baseline_median_ns(10'000);
+  return p;
+}
+
+TEST_F(CommandsTest, HistoryMapsFlagsToTheRequest) {
+  auto r = Run({"history", "--op", "rmsnorm", "--variant", "v5_tma", "--gpu", "H200", "--shape", "8192x4096",
+                "--dtype", "bf16", "--limit", "20"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no results match"));
+  auto bare = Run({"history", "--op", "softmax", "--format", "csv"});
+  ASSERT_EQ(bare.rc, 0) << bare.err;
+  EXPECT_THAT(bare.out, HasSubstr("op,variant,shape,dtype,gpu_model,job_id"));
+  std::lock_guard<std::mutex> lock(fake.mu);
+  ASSERT_EQ(fake.history_requests.size(), 2u);
+  const auto& q = fake.history_requests[0];
+  EXPECT_EQ(q.op(), "rmsnorm");
+  EXPECT_EQ(q.variant(), "v5_tma");
+  EXPECT_EQ(q.gpu_model(), "H200");
+  EXPECT_EQ(q.shape(), "8192x4096");
+  EXPECT_EQ(q.dtype(), v1::DTYPE_BF16);
+  EXPECT_EQ(q.limit(), 20);
+  // Unset filters stay open for the coordinator's defaults.
+  const auto& open = fake.history_requests[1];
+  EXPECT_EQ(open.op(), "softmax");
+  EXPECT_EQ(open.variant(), "");
+  EXPECT_EQ(open.gpu_model(), "");
+  EXPECT_EQ(open.shape(), "");
+  EXPECT_EQ(open.dtype(), v1::DTYPE_UNSPECIFIED);
+  EXPECT_EQ(open.limit(), 0);
+}
+
+TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    *fake.history.add_points() = HistoryPoint("j-new", "v5_tma", v1::SAME);
+    *fake.history.add_points() = HistoryPoint("j-old", "v5_tma", v1::SLOWER);  // Fixed since: not gated.
+    fake.history.set_baseline_median_ns(10'000);
+    fake.history.set_baseline_results(3);
+  }
+  auto r = Run({"history", "--op", "rmsnorm"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us (3"));
+  EXPECT_THAT(r.out, HasSubstr("j-new"));
+  EXPECT_THAT(r.out, HasSubstr("2023-11-14T22:13:20Z"));
+  EXPECT_THAT(r.out, HasSubstr("SAME"));
+  EXPECT_THAT(r.out, HasSubstr("abc123"));
+  EXPECT_THAT(r.out, HasSubstr("+6.00%"));
+  EXPECT_LT(r.out.find("j-new"), r.out.find("j-old"));  // Newest first.
+  EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    *fake.history.add_points() = HistoryPoint("j-a", "v5_tma", v1::SAME);
+    *fake.history.add_points() = HistoryPoint("j-b", "cpu_naive", v1::SLOWER);
+    *fake.history.add_points() = HistoryPoint("j-c", "cpu_naive", v1::SAME);
+  }
+  for (const char* format : {"table", "md", "json", "csv"}) {
+    auto r = Run({"history", "--op", "rmsnorm", "--format", format});
+    EXPECT_EQ(r.rc, 1) << format;
+    EXPECT_THAT(r.out, HasSubstr("j-b")) << format;  // The series are still printed.
+    EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200"));
+    EXPECT_THAT(r.err, Not(HasSubstr("v5_tma")));
+  }
+}
+
+TEST_F(CommandsTest, HistoryRejectsBadFlags) {
+  auto no_op = Run({"history"});
+  EXPECT_EQ(no_op.rc, 2);
+  EXPECT_THAT(no_op.err, HasSubstr("--op is required"));
+  EXPECT_EQ(Run({"history", "--op", "x", "--dtype", "f64"}).rc, 2);
+  EXPECT_EQ(Run({"history", "--op", "x", "--limit", "5000"}).rc, 2);
+  EXPECT_EQ(Run({"history", "--op", "x", "--format", "xml"}).rc, 2);
+  std::lock_guard<std::mutex> lock(fake.mu);
+  EXPECT_TRUE(fake.history_requests.empty());
+  auto help = RunRaw({"history", "--help"});
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_THAT(help.out, HasSubstr("1 the newest point of some series is SLOWER"));
+}
+
 TEST_F(CommandsTest, KernelsFiltersByOp) {
   {
     std::lock_guard<std::mutex> lock(fake.mu);

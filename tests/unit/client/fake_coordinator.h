@@ -32,6 +32,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   v1::ListWorkersResponse workers;
   v1::ListKernelsResponse kernels;
   std::string last_kernels_op;
+  std::vector<v1::GetHistoryRequest> history_requests;
+  v1::GetHistoryResponse history;  // Answered to every GetHistory.
 
   static v1::Result OkResult(const std::string& job_id, v1::ResultStatus status = v1::OK) {
     v1::Result r;
@@ -106,6 +108,15 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     last_kernels_op = req->op();
     for (const auto& op : kernels.ops())
       if (req->op().empty() || op.name() == req->op()) *resp->add_ops() = op;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetHistory(grpc::ServerContext* ctx, const v1::GetHistoryRequest* req,
+                          v1::GetHistoryResponse* resp) override {
+    std::lock_guard<std::mutex> lock(mu);
+    Record(ctx);
+    history_requests.push_back(*req);
+    *resp = history;
     return grpc::Status::OK;
   }
 

@@ -275,6 +275,134 @@ TEST(FormatWorkers, OneRowPerDevice) {
   EXPECT_THAT(json, Not(HasSubstr("rmsnorm")));  // The catalog is left to `kernels`.
 }
 
+TEST(FormatWorkers, HealthColumn) {
+  v1::WorkerStatus ok, sick;
+  ok.mutable_info()->set_worker_id("w-ok");
+  ok.set_state("idle");
+  sick.mutable_info()->set_worker_id("w-sick");
+  sick.set_state("idle");
+  sick.set_unhealthy(true);
+  sick.set_health_reason("calibration drifted 40% below the cached ceiling");
+  for (auto* w : {&ok, &sick}) {
+    auto* d = w->mutable_info()->add_devices();
+    d->set_name("NVIDIA H200");
+    w->mutable_info()->add_devices()->set_name("NVIDIA H200");  // A second device: the cell is not repeated.
+  }
+  std::string out = FormatWorkers({ok, sick}, Format::kTable, 0);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_THAT(lines[0], HasSubstr("health"));
+  EXPECT_THAT(lines[2], HasSubstr("w-ok"));
+  EXPECT_THAT(lines[2], HasSubstr(" ok "));
+  EXPECT_THAT(lines[4], HasSubstr("UNHEALTHY: calibration drifted 40% below the cached ceiling"));
+  EXPECT_THAT(lines[5], Not(HasSubstr("UNHEALTHY")));
+  std::string md = FormatWorkers({sick}, Format::kMarkdown, 0);
+  EXPECT_THAT(md, HasSubstr("| health |"));
+  EXPECT_THAT(md, HasSubstr("| UNHEALTHY: calibration drifted 40% below the cached ceiling |"));
+  // CSV: the raw flag and reason.
+  auto csv = ParseCsv(FormatWorkers({ok, sick}, Format::kCsv, 0));
+  ASSERT_EQ(csv.size(), 5u);
+  EXPECT_EQ(csv[0][3], "unhealthy");
+  EXPECT_EQ(csv[0][4], "health_reason");
+  EXPECT_EQ(csv[1][3], "false");
+  EXPECT_EQ(csv[1][4], "");
+  EXPECT_EQ(csv[3][3], "true");
+  EXPECT_EQ(csv[3][4], "calibration drifted 40% below the cached ceiling");
+  EXPECT_THAT(FormatWorkers({sick}, Format::kJson, 0), HasSubstr("\"health_reason\":\"calibration drifted"));
+  // Unhealthy without a reason still says so.
+  sick.clear_health_reason();
+  EXPECT_THAT(FormatWorkers({sick}, Format::kTable, 0), HasSubstr("UNHEALTHY"));
+}
+
+v1::HistoryPoint Point(const std::string& job, const std::string& variant, v1::Verdict verdict, double median_ns,
+                       double change) {
+  v1::HistoryPoint p;
+  p.set_job_id(job);
+  p.set_finished_unix_ms(1'700'000'000'123);  // 2023-11-14T22:13:20Z
+  p.set_median_ns(median_ns);
+  p.set_utilization(0.873);
+  p.set_verdict(verdict);
+  p.set_change_fraction(change);
+  p.set_p_value(0.0123);
+  p.set_branch("main");
+  p.set_git_sha("0123456789abcdef0123");
+  p.set_variant(variant);
+  p.set_shape("8192x4096");
+  p.set_dtype(v1::DTYPE_BF16);
+  p.set_gpu_model("NVIDIA H200");
+  p.set_baseline_median_ns(verdict == v1::NO_BASELINE ? 0 : 10'000);
+  return p;
+}
+
+v1::GetHistoryResponse TwoSeries() {
+  v1::GetHistoryResponse h;
+  *h.add_points() = Point("j-3", "v5_tma", v1::SLOWER, 10'520, 0.052);
+  *h.add_points() = Point("j-2", "cpu_naive", v1::FASTER, 9'000, -0.1);
+  *h.add_points() = Point("j-1", "v5_tma", v1::NO_BASELINE, 10'000, 0);
+  h.set_baseline_median_ns(10'010);
+  h.set_baseline_results(4);
+  return h;
+}
+
+TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
+  std::string out = FormatHistory("rmsnorm", TwoSeries(), Format::kTable);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  // Series in order of their newest point; the newest series carries the response's current baseline.
+  ASSERT_EQ(lines.size(), 9u) << out;
+  EXPECT_EQ(lines[0], "rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us (4 main-branch results)");
+  EXPECT_THAT(lines[1], HasSubstr("finished (UTC)"));
+  EXPECT_THAT(lines[1], HasSubstr("p-value"));
+  EXPECT_THAT(lines[3], HasSubstr("j-3"));
+  EXPECT_THAT(lines[3], HasSubstr("2023-11-14T22:13:20Z"));
+  EXPECT_THAT(lines[3], HasSubstr("10.5 us"));
+  EXPECT_THAT(lines[3], HasSubstr("87.3%"));
+  EXPECT_THAT(lines[3], HasSubstr("SLOWER"));
+  EXPECT_THAT(lines[3], HasSubstr("+5.20%"));
+  EXPECT_THAT(lines[3], HasSubstr("0.012"));
+  EXPECT_THAT(lines[3], HasSubstr("main"));
+  EXPECT_THAT(lines[3], HasSubstr("0123456789ab"));
+  EXPECT_THAT(lines[3], Not(HasSubstr("0123456789abc")));  // The sha is shortened in a table.
+  EXPECT_THAT(lines[4], HasSubstr("j-1"));
+  EXPECT_THAT(lines[4], HasSubstr("NO_BASELINE"));
+  EXPECT_EQ(lines[5], "rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us");
+  EXPECT_THAT(lines[8], HasSubstr("j-2"));
+  EXPECT_THAT(lines[8], HasSubstr("-10.0%"));
+
+  std::string md = FormatHistory("rmsnorm", TwoSeries(), Format::kMarkdown);
+  EXPECT_THAT(md, HasSubstr("**rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median"));
+  EXPECT_THAT(md, HasSubstr("| verdict |"));
+
+  auto csv = ParseCsv(FormatHistory("rmsnorm", TwoSeries(), Format::kCsv));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0][0], "op");
+  EXPECT_EQ(csv[1][0], "rmsnorm");
+  EXPECT_EQ(csv[1][1], "v5_tma");
+  EXPECT_EQ(csv[1][5], "j-3");
+  EXPECT_EQ(csv[1][6], "1700000000123");
+  EXPECT_EQ(csv[1][7], "10520");
+  EXPECT_EQ(csv[1][9], "SLOWER");
+  EXPECT_EQ(csv[1][13], "0123456789abcdef0123");
+  EXPECT_EQ(csv[2][5], "j-1");  // Grouped by series: the older v5_tma point before cpu_naive.
+  EXPECT_EQ(csv[3][5], "j-2");
+
+  std::string json = FormatHistory("rmsnorm", TwoSeries(), Format::kJson);
+  v1::GetHistoryResponse back;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &back).ok()) << json;
+  EXPECT_EQ(back.points_size(), 3);
+  EXPECT_EQ(back.baseline_results(), 4);
+}
+
+TEST(FormatHistory, RegressedSeriesAreThoseWhoseNewestPointIsSlower) {
+  EXPECT_EQ(RegressedSeries("rmsnorm", TwoSeries()),
+            std::vector<std::string>{"rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200"});
+  v1::GetHistoryResponse fixed = TwoSeries();
+  // An older SLOWER point does not count once a newer one is not.
+  *fixed.mutable_points(2) = fixed.points(0);
+  fixed.mutable_points(0)->set_verdict(v1::SAME);
+  EXPECT_TRUE(RegressedSeries("rmsnorm", fixed).empty());
+  EXPECT_TRUE(RegressedSeries("rmsnorm", {}).empty());
+}
+
 TEST(FormatKernels, VariantsAndPresets) {
   v1::OpInfo op;
   op.set_name("rmsnorm");

@@ -44,6 +44,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   }
   grpc::Status LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override {
     std::lock_guard<std::mutex> lock(mu);
+    ++lease_calls;
+    cv.notify_all();
     if (!workers.contains(req->worker_id())) return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker");
     if (queue.empty()) return grpc::Status::OK;
     v1::Job job = queue.front();
@@ -105,6 +107,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::condition_variable cv;
   int next_id = 0;
   int heartbeats = 0;
+  int lease_calls = 0;
   bool cancel_jobs = false;
   int failing_reports = 0;  // The next reports fail with UNAVAILABLE.
   std::chrono::milliseconds lease_ttl{30'000};
@@ -288,6 +291,90 @@ TEST_F(AgentTest, KeepsTheLeaseAliveDuringALongItem) {
   EXPECT_GE(c.fake.progress.size(), 4u);
   EXPECT_EQ(c.fake.progress[1].current(), "scale cpu_good 64 f32");
   EXPECT_EQ(c.fake.progress[1].results_done(), 0);
+}
+
+TEST_F(AgentTest, ADrainedAgentFinishesItsJobAndLeasesNoOther) {
+  Served c;
+  bool measuring = false, release = false;  // Guarded by c.fake.mu.
+  auto fake = std::make_unique<testing::FakeBackend>();
+  // The job's only item runs until the test has drained the agent.
+  fake->on_measure = [&](size_t) {
+    {
+      std::lock_guard<std::mutex> lock(c.fake.mu);
+      measuring = true;
+    }
+    c.fake.cv.notify_all();
+    EXPECT_TRUE(c.fake.WaitUntil([&] { return release; }));
+  };
+  WorkerNode node(WorkerConfig{.name = "draining"}, std::move(fake), testing::TestRegistry());
+  AgentConfig config;
+  config.coordinator.address = "127.0.0.1:" + std::to_string(c.bound);
+  config.retry_initial = config.idle_initial = 10ms;
+  config.retry_max = config.idle_max = 50ms;
+  Agent agent(config, node);
+  c.fake.Enqueue("job-1", TinySpec({"cpu_good"}));
+  c.fake.Enqueue("job-2", TinySpec({"cpu_good"}));
+  agent.Start();
+  ASSERT_TRUE(c.fake.WaitUntil([&] { return measuring; }));
+  agent.Drain();
+  {
+    std::lock_guard<std::mutex> lock(c.fake.mu);
+    EXPECT_TRUE(c.fake.completions.empty());  // Drain() does not wait, nor cancel.
+    release = true;
+  }
+  c.fake.cv.notify_all();
+  ASSERT_TRUE(agent.WaitDrained());
+  {
+    std::lock_guard<std::mutex> lock(c.fake.mu);
+    // The running job was reported and completed as usual, not abandoned.
+    ASSERT_EQ(c.fake.completions.size(), 1u);
+    EXPECT_EQ(c.fake.completions[0].lease_id(), "lease-job-1");
+    EXPECT_FALSE(c.fake.completions[0].failed());
+    ASSERT_EQ(c.fake.results.size(), 1u);
+    EXPECT_EQ(c.fake.results[0].status(), v1::OK);
+    EXPECT_EQ(c.fake.lease_calls, 1);  // The one that granted job-1.
+  }
+  // Heartbeats go on (every 20 ms) while the agent runs; leases do not.
+  int heartbeats = 0;
+  {
+    std::lock_guard<std::mutex> lock(c.fake.mu);
+    heartbeats = c.fake.heartbeats;
+  }
+  ASSERT_TRUE(c.fake.WaitUntil([&] { return c.fake.heartbeats >= heartbeats + 3; }));
+  agent.Stop();
+  std::lock_guard<std::mutex> lock(c.fake.mu);
+  EXPECT_EQ(c.fake.lease_calls, 1);
+  ASSERT_EQ(c.fake.queue.size(), 1u);
+  EXPECT_EQ(c.fake.queue.front().job_id(), "job-2");
+}
+
+TEST_F(AgentTest, DrainingAnIdleAgentEndsItsLeaseLoopAtOnce) {
+  Served c;
+  auto agent = StartAgent(c.bound);
+  ASSERT_TRUE(c.fake.WaitUntil([&] { return c.fake.lease_calls >= 2; }));  // Polling an empty queue.
+  agent->Drain();
+  ASSERT_TRUE(agent->WaitDrained());
+  int leases = 0, heartbeats = 0;
+  {
+    std::lock_guard<std::mutex> lock(c.fake.mu);
+    leases = c.fake.lease_calls;
+    heartbeats = c.fake.heartbeats;
+  }
+  c.fake.Enqueue("job-late", TinySpec({"cpu_good"}));
+  ASSERT_TRUE(c.fake.WaitUntil([&] { return c.fake.heartbeats >= heartbeats + 3; }));
+  agent->Stop();
+  std::lock_guard<std::mutex> lock(c.fake.mu);
+  EXPECT_EQ(c.fake.lease_calls, leases);
+  EXPECT_EQ(c.fake.queue.size(), 1u);
+  EXPECT_TRUE(c.fake.completions.empty());
+}
+
+TEST_F(AgentTest, WaitDrainedReturnsFalseWhenStoppedInstead) {
+  Served c;
+  auto agent = StartAgent(c.bound);
+  std::thread stopper([&] { agent->Stop(); });
+  EXPECT_FALSE(agent->WaitDrained());
+  stopper.join();
 }
 
 TEST_F(AgentTest, StopIsPromptWhileTheCoordinatorIsUnreachable) {

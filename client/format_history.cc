@@ -1,0 +1,133 @@
+// The performance history of series (GetHistory) in every format: one table per series under a line
+// naming it and its baseline; see format.h.
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "api/names.h"
+#include "client/format.h"
+#include "client/units.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace kbench::client {
+namespace {
+
+std::string SeriesKey(const v1::HistoryPoint& p) {
+  return absl::StrCat(p.variant(), "\x1f", p.shape(), "\x1f", p.dtype(), "\x1f", p.gpu_model());
+}
+
+std::string SeriesLabel(absl::string_view op, const v1::HistoryPoint& p) {
+  return absl::StrCat(op, " ", p.variant().empty() ? "-" : p.variant(), " ", p.shape().empty() ? "-" : p.shape(), " ",
+                      api::DtypeName(p.dtype()), " on ", p.gpu_model().empty() ? "unknown device" : p.gpu_model());
+}
+
+// Series in order of first appearance (the points come newest first, so the first point of each
+// series is its newest).
+std::vector<std::vector<const v1::HistoryPoint*>> Series(const v1::GetHistoryResponse& history) {
+  std::vector<std::vector<const v1::HistoryPoint*>> series;
+  std::map<std::string, size_t> index;
+  for (const auto& p : history.points()) {
+    auto [it, added] = index.emplace(SeriesKey(p), series.size());
+    if (added) series.emplace_back();
+    series[it->second].push_back(&p);
+  }
+  return series;
+}
+
+std::string IsoUtc(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
+}
+
+bool HasBaseline(const v1::HistoryPoint& p) {
+  return p.verdict() != v1::NO_BASELINE && p.verdict() != v1::VERDICT_UNSPECIFIED && p.baseline_median_ns() > 0;
+}
+
+// +5.2% / -3.1%: the median against the baseline's.
+std::string ChangeCell(const v1::HistoryPoint& p) {
+  if (!HasBaseline(p)) return "-";
+  return absl::StrCat(p.change_fraction() >= 0 ? "+" : "", FormatPercent(p.change_fraction()));
+}
+
+std::string PValueCell(const v1::HistoryPoint& p) {
+  if (!HasBaseline(p)) return "-";
+  return p.p_value() < 1e-4 ? "<0.0001" : FormatSig(p.p_value(), 2);
+}
+
+std::string SeriesHeader(absl::string_view op, const v1::GetHistoryResponse& history,
+                         const std::vector<const v1::HistoryPoint*>& points, bool newest_series) {
+  std::string s = SeriesLabel(op, *points.front());
+  // The response's baseline is the current one of the newest point's series; other series show the
+  // baseline their newest point was compared with.
+  const double baseline = newest_series && history.baseline_median_ns() > 0 ? history.baseline_median_ns()
+                                                                             : points.front()->baseline_median_ns();
+  if (baseline <= 0) return absl::StrCat(s, ": no baseline");
+  absl::StrAppend(&s, ": baseline median ", FormatDuration(baseline));
+  if (newest_series && history.baseline_results() > 0)
+    absl::StrAppend(&s, " (", history.baseline_results(), " main-branch results)");
+  return s;
+}
+
+Table HumanTable(const std::vector<const v1::HistoryPoint*>& points) {
+  Table t;
+  t.header = {"job", "finished (UTC)", "median", "util", "verdict", "change", "p-value", "branch", "git sha"};
+  t.numeric = {false, false, true, true, false, true, true, false, false};
+  for (const auto* p : points) {
+    t.AddRow({p->job_id(), IsoUtc(p->finished_unix_ms()), FormatDuration(p->median_ns()),
+              p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", v1::Verdict_Name(p->verdict()),
+              ChangeCell(*p), PValueCell(*p), p->branch().empty() ? "-" : p->branch(),
+              p->git_sha().empty() ? "-" : p->git_sha().substr(0, 12)});
+  }
+  return t;
+}
+
+Table CsvTable(absl::string_view op, const v1::GetHistoryResponse& history) {
+  Table t;
+  t.header = {"op",          "variant", "shape",           "dtype",   "gpu_model", "job_id", "finished_unix_ms",
+              "median_ns",   "utilization", "verdict",     "change_fraction", "p_value", "branch", "git_sha",
+              "baseline_median_ns"};
+  for (const auto& points : Series(history)) {
+    for (const auto* p : points) {
+      t.AddRow({std::string(op), p->variant(), p->shape(), api::DtypeName(p->dtype()), p->gpu_model(), p->job_id(),
+                absl::StrCat(p->finished_unix_ms()), FormatExact(p->median_ns()), FormatExact(p->utilization()),
+                v1::Verdict_Name(p->verdict()), FormatExact(p->change_fraction()), FormatExact(p->p_value()),
+                p->branch(), p->git_sha(), FormatExact(p->baseline_median_ns())});
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string FormatHistory(absl::string_view op, const v1::GetHistoryResponse& history, Format format) {
+  if (format == Format::kJson) {
+    // The response itself: the points with the current baseline.
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    options.always_print_primitive_fields = true;
+    std::string json;
+    if (!google::protobuf::util::MessageToJsonString(history, &json, options).ok()) json = "null";
+    return json + "\n";
+  }
+  if (format == Format::kCsv) return RenderCsv(CsvTable(op, history));
+  const auto series = Series(history);
+  if (series.empty()) return Render(HumanTable({}), format);
+  std::string out;
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (i > 0) out += "\n";
+    const std::string header = SeriesHeader(op, history, series[i], i == 0);
+    out += format == Format::kMarkdown ? absl::StrCat("**", header, "**\n\n") : header + "\n";
+    out += Render(HumanTable(series[i]), format);
+  }
+  return out;
+}
+
+std::vector<std::string> RegressedSeries(absl::string_view op, const v1::GetHistoryResponse& history) {
+  std::vector<std::string> regressed;
+  for (const auto& points : Series(history))
+    if (points.front()->verdict() == v1::SLOWER) regressed.push_back(SeriesLabel(op, *points.front()));
+  return regressed;
+}
+
+}  // namespace kbench::client

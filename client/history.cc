@@ -1,0 +1,78 @@
+// `kbench-client history`: the performance history of an op's series with each result's regression
+// verdict; exit status 1 when the newest point of a series is SLOWER, so that CI can gate on it.
+#include "absl/strings/str_cat.h"
+#include "api/names.h"
+#include "client/commands.h"
+#include "client/format.h"
+
+namespace kbench::client {
+
+const CommandSpec& HistorySpec() {
+  static const CommandSpec spec = [] {
+    CommandSpec s;
+    s.name = "history";
+    s.summary = "Show the performance history of an op's series, newest first, with regression verdicts.";
+    s.flags = {
+        {"op", "OP", "The op (required), e.g. rmsnorm"},
+        {"variant", "VARIANT", "Only this variant (default: every variant)"},
+        {"gpu", "MODEL", "Only devices whose name contains MODEL, case-insensitive, e.g. H100 (default: every device)"},
+        {"shape", "LABEL", "Only this shape, dims joined by x, e.g. 8192x4096 (default: every shape)"},
+        {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
+        {"limit", "N", "Points to return over all series, newest first (default 100, at most 1000)"},
+        FormatFlagSpec(),
+    };
+    for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
+    s.details =
+        "A series is (op, variant, shape, dtype, GPU model); each table is one series under a line with its\n"
+        "baseline median (the main branch's recent results). Per point: job, finish time (UTC), median,\n"
+        "roofline utilization, verdict (SAME, SLOWER, FASTER, AMBIGUOUS, NO_BASELINE), change of the median\n"
+        "against the baseline, Mann-Whitney p-value, branch and git sha.\n"
+        "Exit status: 0 ok; 1 the newest point of some series is SLOWER (a regression: CI can gate on it;\n"
+        "the series are named on stderr), or the service failed; 2 bad flags or invalid request.";
+    s.examples = {
+        "kbench-client history --op rmsnorm",
+        "kbench-client history --op rmsnorm --variant v5_tma --gpu H100 --shape 8192x4096 --dtype bf16",
+        "kbench-client history --op softmax --limit 20 --format md",
+    };
+    return s;
+  }();
+  return spec;
+}
+
+int RunHistory(const std::vector<std::string>& argv, const ConnectionFlags& globals, Io& io) {
+  const auto& spec = HistorySpec();
+  ParsedArgs args;
+  if (auto exit = ParseOrExit(spec, argv, io, &args)) return *exit;
+  auto format = ParseFormat(args.Get("format", "table"));
+  if (!format.ok()) return UsageError(io, spec, format.status().message());
+  if (args.Get("op").empty()) return UsageError(io, spec, "--op is required");
+  auto limit = args.GetInt("limit", 0);
+  if (!limit.ok()) return UsageError(io, spec, limit.status().message());
+  if (*limit < 0 || *limit > 1000) return UsageError(io, spec, "--limit: must be in [1, 1000]");
+
+  v1::GetHistoryRequest req;
+  req.set_op(args.Get("op"));
+  req.set_variant(args.Get("variant"));
+  req.set_gpu_model(args.Get("gpu"));
+  req.set_shape(args.Get("shape"));
+  req.set_limit(static_cast<int32_t>(*limit));
+  if (args.Has("dtype")) {
+    auto dtype = api::ParseDtype(args.Get("dtype"));
+    if (!dtype.ok()) return UsageError(io, spec, absl::StrCat("--dtype: ", dtype.status().message()));
+    req.set_dtype(*dtype);
+  }
+  auto conn = Connect(args, globals);
+  if (!conn.ok()) return UsageError(io, spec, conn.status().message());
+
+  v1::GetHistoryResponse resp;
+  auto ctx = conn->Context();
+  if (auto s = api::FromGrpc(conn->stub->GetHistory(ctx.get(), req, &resp)); !s.ok())
+    return CallError(io, "history", s, conn->options.address);
+  io.out << FormatHistory(req.op(), resp, *format);
+  if (resp.points().empty()) io.err << kProgram << ": history: no results match\n";
+  const std::vector<std::string> regressed = RegressedSeries(req.op(), resp);
+  for (const auto& series : regressed) io.err << kProgram << ": history: regression: " << series << "\n";
+  return regressed.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace kbench::client
