@@ -90,6 +90,22 @@ const CommandSpec& KernelsSpec();
 int RunKernels(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 const CommandSpec& HistorySpec();
 int RunHistory(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
+const CommandSpec& CompareSpec();
+int RunCompare(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
+
+// `compare`'s offline before/after report of two result sets (format_compare.cc): pure, for tests.
+enum class Format;
+struct CompareOptions {
+  double threshold = 0.03;  // Least relative change of the median that counts.
+  double alpha = 0.01;      // Significance level of the two-sided Mann-Whitney U test.
+  int min_samples = 5;      // Fewer raw samples on either side: AMBIGUOUS.
+};
+struct CompareReport {
+  std::string text;  // The report in the requested format.
+  int exit_status = 0;  // 1 when a pair is SLOWER or the head is not OK where the base was OK.
+};
+CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vector<v1::Result>& head,
+                             const CompareOptions& options, Format format);
 
 // The results of several jobs, concatenated in the order given (each job's in index order). `jobs`,
 // when not null, receives each job as GetResults returned it.

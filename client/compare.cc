@@ -1,0 +1,93 @@
+// `kbench-client compare`: offline before/after comparison of two result sets (JSON files from
+// `results --format json --samples`); exit status 1 on a significant regression or a newly failing
+// result, so that CI can gate a pull request on it. The report itself is in format_compare.cc.
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "client/format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace kbench::client {
+namespace {
+
+// The results of a JSON array of kbench.v1.Result messages; errors name the file.
+absl::StatusOr<std::vector<v1::Result>> ReadResults(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read the file"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), "["))
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a JSON array of results (from `results JOB --format json --samples`)"));
+  // The array as the `results` of a GetResultsResponse: protobuf's JSON parser reads messages, not arrays.
+  v1::GetResultsResponse wrapped;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto status = google::protobuf::util::JsonStringToMessage(absl::StrCat("{\"results\":", text, "}"), &wrapped, options);
+  if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": invalid results JSON: ", std::string(status.message())));
+  return std::vector<v1::Result>(wrapped.results().begin(), wrapped.results().end());
+}
+
+}  // namespace
+
+const CommandSpec& CompareSpec() {
+  static const CommandSpec spec = [] {
+    CommandSpec s;
+    s.name = "compare";
+    s.summary = "Compare two result sets offline (before/after): medians, significance, verdicts.";
+    s.flags = {
+        {"base", "FILE", "Results before the change: JSON from `results JOB --format json --samples` (required)"},
+        {"head", "FILE", "Results after the change, same format (required)"},
+        {"threshold", "FRACTION", "Least change of the median that counts (default 0.03: 3%)"},
+        {"alpha", "P", "Significance level of the Mann-Whitney U test (default 0.01)"},
+        {"format", "FORMAT", "Output: table, md (the PR comment), json or csv (default table)"},
+    };
+    for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);  // Accepted like everywhere; unused offline.
+    s.details =
+        "Results are paired by (op, variant, shape, dtype). Per pair: base and head medians, change, the p-value\n"
+        "of a two-sided Mann-Whitney U test on the raw samples, and a verdict: SLOWER or FASTER when the change\n"
+        "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n"
+        "allow a verdict (not significant, or fewer than 5 samples on a side). Unpaired results are listed.\n"
+        "Exit status: 0 ok; 1 some pair is SLOWER, or a head result is not OK where the base was OK;\n"
+        "2 bad flags or unreadable files.";
+    s.examples = {
+        "kbench-client results j-main --format json --samples > base.json",
+        "kbench-client compare --base base.json --head head.json --format md",
+    };
+    return s;
+  }();
+  return spec;
+}
+
+int RunCompare(const std::vector<std::string>& argv, const ConnectionFlags& /*globals*/, Io& io) {
+  const auto& spec = CompareSpec();
+  ParsedArgs args;
+  if (auto exit = ParseOrExit(spec, argv, io, &args)) return *exit;
+  auto format = ParseFormat(args.Get("format", "table"));
+  if (!format.ok()) return UsageError(io, spec, format.status().message());
+  if (args.Get("base").empty() || args.Get("head").empty()) return UsageError(io, spec, "--base and --head are required");
+  CompareOptions options;
+  auto threshold = args.GetDouble("threshold", options.threshold);
+  if (!threshold.ok()) return UsageError(io, spec, threshold.status().message());
+  if (!(*threshold >= 0)) return UsageError(io, spec, "--threshold: must be >= 0");
+  auto alpha = args.GetDouble("alpha", options.alpha);
+  if (!alpha.ok()) return UsageError(io, spec, alpha.status().message());
+  if (!(*alpha > 0 && *alpha < 1)) return UsageError(io, spec, "--alpha: must be in (0, 1)");
+  options.threshold = *threshold;
+  options.alpha = *alpha;
+
+  auto base = ReadResults(args.Get("base"));
+  if (!base.ok()) return UsageError(io, spec, absl::StrCat("--base: ", base.status().message()));
+  auto head = ReadResults(args.Get("head"));
+  if (!head.ok()) return UsageError(io, spec, absl::StrCat("--head: ", head.status().message()));
+  const CompareReport report = CompareResults(*base, *head, options, *format);
+  io.out << report.text;
+  return report.exit_status;
+}
+
+}  // namespace kbench::client

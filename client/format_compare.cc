@@ -1,0 +1,244 @@
+// `compare`'s report: results of two sets paired by (op, variant, shape, dtype), each pair's medians,
+// change, Mann-Whitney p-value on the raw samples and verdict, utilization and correctness; in text,
+// Markdown (the PR comment), CSV or JSON. See CompareResults in commands.h.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/mann_whitney.h"
+#include "api/names.h"
+#include "client/commands.h"
+#include "client/format.h"
+#include "client/units.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace kbench::client {
+namespace {
+
+enum class Verdict { kSlower, kFaster, kSame, kAmbiguous, kNone };  // kNone: a side is not OK.
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kSlower: return "SLOWER";
+    case Verdict::kFaster: return "FASTER";
+    case Verdict::kSame: return "SAME";
+    case Verdict::kAmbiguous: return "AMBIGUOUS";
+    default: return "-";
+  }
+}
+
+struct Pair {
+  const v1::Result* base = nullptr;
+  const v1::Result* head = nullptr;
+  double base_median = 0, head_median = 0;
+  std::optional<double> change;  // (head - base) / base; none when the base median is 0.
+  std::optional<double> p;       // None when either side has too few samples or is not OK.
+  Verdict verdict = Verdict::kNone;
+  bool newly_bad = false;        // Base OK, head not OK.
+};
+
+std::string Key(const v1::Result& r) {
+  return absl::StrCat(r.op(), "\x1f", r.variant(), "\x1f", api::ShapeLabel(r.problem()), "\x1f",
+                      api::DtypeName(r.problem().dtype()));
+}
+
+std::string Label(const v1::Result& r) {
+  return absl::StrCat(r.op(), " ", r.variant(), " ", api::ShapeLabel(r.problem()), " ",
+                      api::DtypeName(r.problem().dtype()));
+}
+
+double MedianOf(const v1::Result& r) {
+  if (r.timing().median_ns() > 0) return r.timing().median_ns();
+  std::vector<double> v(r.timing().samples_ns().begin(), r.timing().samples_ns().end());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+std::optional<double> Utilization(const v1::Result& r) {
+  for (const auto& c : r.roofline().ceilings())
+    if (c.source() == "calibrated") return c.utilization();
+  return std::nullopt;
+}
+
+std::string CheckName(const v1::Result& r) {
+  if (r.status() == v1::OK) return "ok";
+  return api::StatusName(r.status());
+}
+
+Pair Analyze(const v1::Result& base, const v1::Result& head, const CompareOptions& o) {
+  Pair p;
+  p.base = &base;
+  p.head = &head;
+  p.newly_bad = base.status() == v1::OK && head.status() != v1::OK;
+  if (base.status() != v1::OK || head.status() != v1::OK) return p;
+  p.base_median = MedianOf(base);
+  p.head_median = MedianOf(head);
+  if (p.base_median > 0) p.change = (p.head_median - p.base_median) / p.base_median;
+  const auto& bs = base.timing().samples_ns();
+  const auto& hs = head.timing().samples_ns();
+  p.verdict = Verdict::kAmbiguous;
+  if (!p.change || bs.size() < o.min_samples || hs.size() < o.min_samples)
+    return p;
+  // z > 0: the head's samples tend to be larger (slower) than the base's.
+  const api::MannWhitney mw =
+      api::MannWhitneyU(std::span<const double>(hs.data(), hs.size()), std::span<const double>(bs.data(), bs.size()));
+  p.p = mw.p_two_sided;
+  const double c = *p.change;
+  if (std::abs(c) <= o.threshold)
+    p.verdict = Verdict::kSame;  // Significant or not, the change is under the least effect that counts.
+  else if (mw.p_two_sided < o.alpha && c > 0 && mw.z > 0)
+    p.verdict = Verdict::kSlower;
+  else if (mw.p_two_sided < o.alpha && c < 0 && mw.z < 0)
+    p.verdict = Verdict::kFaster;
+  // Else the noise does not allow a verdict: AMBIGUOUS.
+  return p;
+}
+
+std::string PercentOr(std::optional<double> v, bool sign) {
+  if (!v) return "-";
+  return absl::StrCat(sign && *v >= 0 ? "+" : "", FormatPercent(*v));
+}
+
+std::string PValue(std::optional<double> p) {
+  if (!p) return "-";
+  return *p < 1e-4 ? "<0.0001" : FormatSig(*p, 2);
+}
+
+google::protobuf::Value Num(double v) {
+  google::protobuf::Value x;
+  x.set_number_value(v);
+  return x;
+}
+google::protobuf::Value Str(std::string v) {
+  google::protobuf::Value x;
+  x.set_string_value(std::move(v));
+  return x;
+}
+google::protobuf::Value NumOrNull(std::optional<double> v) {
+  google::protobuf::Value x;
+  if (v)
+    x.set_number_value(*v);
+  else
+    x.set_null_value(google::protobuf::NULL_VALUE);
+  return x;
+}
+
+}  // namespace
+
+CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vector<v1::Result>& head,
+                             const CompareOptions& options, Format format) {
+  // Pair in order of appearance: the k-th result of a key in the base with the k-th in the head.
+  std::map<std::string, std::deque<const v1::Result*>> heads;
+  for (const auto& r : head) heads[Key(r)].push_back(&r);
+  std::vector<Pair> pairs;
+  std::vector<const v1::Result*> only_base, only_head;
+  for (const auto& r : base) {
+    auto it = heads.find(Key(r));
+    if (it == heads.end() || it->second.empty()) {
+      only_base.push_back(&r);
+      continue;
+    }
+    pairs.push_back(Analyze(r, *it->second.front(), options));
+    it->second.pop_front();
+  }
+  for (const auto& r : head) {  // Those left over, in the head's order.
+    auto& q = heads[Key(r)];
+    if (!q.empty() && q.front() == &r) {
+      only_head.push_back(&r);
+      q.pop_front();
+    }
+  }
+
+  int slower = 0, faster = 0, same = 0, ambiguous = 0, incorrect = 0, failing = 0;
+  for (const auto& p : pairs) {
+    slower += p.verdict == Verdict::kSlower;
+    faster += p.verdict == Verdict::kFaster;
+    same += p.verdict == Verdict::kSame;
+    ambiguous += p.verdict == Verdict::kAmbiguous;
+    if (p.newly_bad) ++(p.head->status() == v1::INCORRECT ? incorrect : failing);
+  }
+  std::string summary = absl::StrCat(slower, " slower, ", faster, " faster, ", same, " unchanged, ", ambiguous,
+                                     " ambiguous");
+  if (incorrect > 0) absl::StrAppend(&summary, ", ", incorrect, " newly incorrect");
+  if (failing > 0) absl::StrAppend(&summary, ", ", failing, " newly failing");
+  CompareReport report;
+  report.exit_status = slower + incorrect + failing > 0 ? kExitFailure : kExitOk;
+
+  if (format == Format::kJson) {
+    google::protobuf::Struct root;
+    auto& f = *root.mutable_fields();
+    auto& s = *f["summary"].mutable_struct_value()->mutable_fields();
+    s["slower"] = Num(slower);
+    s["faster"] = Num(faster);
+    s["unchanged"] = Num(same);
+    s["ambiguous"] = Num(ambiguous);
+    s["newly_incorrect"] = Num(incorrect);
+    s["newly_failing"] = Num(failing);
+    s["threshold"] = Num(options.threshold);
+    s["alpha"] = Num(options.alpha);
+    auto* list = f["pairs"].mutable_list_value();
+    for (const auto& p : pairs) {
+      auto& o = *list->add_values()->mutable_struct_value()->mutable_fields();
+      o["op"] = Str(p.base->op());
+      o["variant"] = Str(p.base->variant());
+      o["shape"] = Str(api::ShapeLabel(p.base->problem()));
+      o["dtype"] = Str(api::DtypeName(p.base->problem().dtype()));
+      o["base_median_ns"] = Num(p.base_median);
+      o["head_median_ns"] = Num(p.head_median);
+      o["change_fraction"] = NumOrNull(p.change);
+      o["p_value"] = NumOrNull(p.p);
+      o["verdict"] = Str(VerdictName(p.verdict));
+      o["base_utilization"] = NumOrNull(Utilization(*p.base));
+      o["head_utilization"] = NumOrNull(Utilization(*p.head));
+      o["base_status"] = Str(api::StatusName(p.base->status()));
+      o["head_status"] = Str(api::StatusName(p.head->status()));
+    }
+    for (auto [name, rs] : {std::pair{"only_in_base", &only_base}, std::pair{"only_in_head", &only_head}}) {
+      auto* l = f[name].mutable_list_value();
+      for (const auto* r : *rs) *l->add_values() = Str(Label(*r));
+    }
+    google::protobuf::util::JsonPrintOptions po;
+    po.add_whitespace = true;
+    if (!google::protobuf::util::MessageToJsonString(root, &report.text, po).ok()) report.text = "null\n";
+    return report;
+  }
+
+  Table t;
+  t.header = {"op", "variant", "shape", "dtype", "base", "head", "change", "p", "verdict",
+              "util base", "util head", "check base", "check head"};
+  t.numeric = {false, false, false, false, true, true, true, true, false, true, true, false, false};
+  for (const auto& p : pairs) {
+    const bool timed = p.verdict != Verdict::kNone;
+    t.AddRow({p.base->op(), p.base->variant(), api::ShapeLabel(p.base->problem()),
+              api::DtypeName(p.base->problem().dtype()), timed ? FormatDuration(p.base_median) : "-",
+              timed ? FormatDuration(p.head_median) : "-", PercentOr(p.change, true), PValue(p.p),
+              VerdictName(p.verdict), PercentOr(Utilization(*p.base), false), PercentOr(Utilization(*p.head), false),
+              CheckName(*p.base), CheckName(*p.head)});
+  }
+  if (format == Format::kCsv) {
+    report.text = RenderCsv(t);
+    return report;
+  }
+  const bool md = format == Format::kMarkdown;
+  std::string& out = report.text;
+  if (md) absl::StrAppend(&out, "### kbench compare: ", pairs.size(), " pairs\n\n");
+  absl::StrAppend(&out, md ? "**" : "", summary, md ? "**" : "", "\n\n");
+  if (!pairs.empty()) out += md ? RenderMarkdown(t) : RenderText(t);
+  absl::StrAppend(&out, "\n", md ? "_" : "", "threshold ", FormatPercent(options.threshold), ", alpha ",
+                  FormatSig(options.alpha, 2), ", Mann-Whitney U on raw samples", md ? "_" : "", "\n");
+  for (auto [name, rs] : {std::pair{"Only in base", &only_base}, std::pair{"Only in head", &only_head}}) {
+    if (rs->empty()) continue;
+    absl::StrAppend(&out, "\n", name, ":\n");
+    for (const auto* r : *rs) absl::StrAppend(&out, md ? "- " : "  ", Label(*r), "\n");
+  }
+  return report;
+}
+
+}  // namespace kbench::client

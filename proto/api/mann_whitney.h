@@ -1,0 +1,19 @@
+// Two-sided Mann-Whitney U test of two samples (raw kernel timings), for offline comparisons in the
+// client. Normal approximation with tie and continuity corrections; no exact small-sample tables,
+// so callers should require a handful of samples on each side before trusting p.
+#pragma once
+
+#include <span>
+
+namespace kbench::api {
+
+struct MannWhitney {
+  double u = 0;            // U of `a`: pairs (x in a, y in b) with x > y, ties counting one half.
+  double z = 0;            // Standardized U; positive when `a` tends to be larger than `b`.
+  double p_two_sided = 1;  // 1 when either sample is empty or every value is tied.
+};
+
+// Mann-Whitney U test of `a` against `b`; O((n + m) log(n + m)).
+MannWhitney MannWhitneyU(std::span<const double> a, std::span<const double> b);
+
+}  // namespace kbench::api
