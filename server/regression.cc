@@ -1,10 +1,12 @@
-// Mann-Whitney U and the verdict rules.
+// The verdict rules (the Mann-Whitney test itself is api::MannWhitneyU).
 #include "server/regression.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <utility>
+
+#include "api/mann_whitney.h"
 
 namespace kbench::server {
 
@@ -19,41 +21,6 @@ double Median(std::vector<double> values) {
 }
 
 namespace {
-
-// Mann-Whitney U of two sorted samples: ranks come from one merge of the two.
-MannWhitneyResult MannWhitneySorted(const std::vector<double>& a, const std::vector<double>& b) {
-  MannWhitneyResult out;
-  if (a.empty() || b.empty()) return out;
-  const double n1 = static_cast<double>(a.size());
-  const double n2 = static_cast<double>(b.size());
-  const double n = n1 + n2;
-  double rank_sum_a = 0;
-  double tie_term = 0;  // Sum over groups of equal values of t^3 - t.
-  size_t i = 0, j = 0;
-  double rank = 0;      // Ranks handed out so far.
-  while (i < a.size() || j < b.size()) {
-    // The next group of equal values, from both samples.
-    const double v = j == b.size() || (i < a.size() && a[i] <= b[j]) ? a[i] : b[j];
-    size_t in_a = 0, in_b = 0;
-    while (i < a.size() && a[i] == v) ++i, ++in_a;
-    while (j < b.size() && b[j] == v) ++j, ++in_b;
-    const double t = static_cast<double>(in_a + in_b);
-    const double avg_rank = rank + (t + 1) / 2;  // 1-based ranks rank+1 .. rank+t share their mean.
-    rank_sum_a += avg_rank * static_cast<double>(in_a);
-    tie_term += t * t * t - t;
-    rank += t;
-  }
-  out.u = rank_sum_a - n1 * (n1 + 1) / 2;
-  const double mean = n1 * n2 / 2;
-  const double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (variance <= 0) return out;  // Every value tied: no evidence either way.
-  const double diff = out.u - mean;
-  // Continuity correction: move half a unit towards the mean, never past it.
-  const double corrected = diff > 0 ? std::max(0.0, diff - 0.5) : std::min(0.0, diff + 0.5);
-  out.z = corrected / std::sqrt(variance);
-  out.p_value = std::erfc(std::abs(out.z) / std::sqrt(2.0));
-  return out;
-}
 
 double SortedMedian(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -89,12 +56,6 @@ std::vector<double> MergeRuns(const std::vector<std::vector<double>>& runs) {
 
 }  // namespace
 
-MannWhitneyResult MannWhitneyU(std::vector<double> a, std::vector<double> b) {
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  return MannWhitneySorted(a, b);
-}
-
 RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,
                                      const std::vector<std::vector<double>>& baseline,
                                      const RegressionConfig& config) {
@@ -112,7 +73,7 @@ RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current
     out.verdict = v1::AMBIGUOUS;
     return out;
   }
-  out.p_value = MannWhitneySorted(current, pooled).p_value;
+  out.p_value = api::MannWhitneyUSorted(current, pooled).p_two_sided;
   if (out.p_value >= config.alpha) out.verdict = v1::SAME;
   else if (out.change_fraction > config.threshold) out.verdict = v1::SLOWER;
   else if (out.change_fraction < -config.threshold) out.verdict = v1::FASTER;

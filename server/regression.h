@@ -28,15 +28,6 @@ struct RegressionConfig {
   int baseline_results = 10; // Results of the series' history that form the baseline (the store's query).
 };
 
-struct MannWhitneyResult {
-  double u = 0;        // U of the first sample: pairs (a, b) with a > b, ties counting one half.
-  double z = 0;        // Standardized U; positive when the first sample tends to be larger.
-  double p_value = 1;  // Two-sided; 1 when either sample is empty or every value is tied.
-};
-
-// Mann-Whitney U test of a against b, normal approximation with tie and continuity corrections.
-MannWhitneyResult MannWhitneyU(std::vector<double> a, std::vector<double> b);
-
 // Median of values (mean of the middle two for an even count); 0 for none.
 double Median(std::vector<double> values);
 

@@ -8,12 +8,16 @@
 namespace kbench::api {
 
 MannWhitney MannWhitneyU(std::span<const double> a_in, std::span<const double> b_in) {
-  MannWhitney out;
-  if (a_in.empty() || b_in.empty()) return out;
   std::vector<double> a(a_in.begin(), a_in.end());
   std::vector<double> b(b_in.begin(), b_in.end());
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
+  return MannWhitneyUSorted(a, b);
+}
+
+MannWhitney MannWhitneyUSorted(std::span<const double> a, std::span<const double> b) {
+  MannWhitney out;
+  if (a.empty() || b.empty()) return out;
   const double n1 = static_cast<double>(a.size());
   const double n2 = static_cast<double>(b.size());
   const double n = n1 + n2;

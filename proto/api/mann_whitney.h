@@ -1,5 +1,5 @@
 // Two-sided Mann-Whitney U test of two samples (raw kernel timings), for offline comparisons in the
-// client. Normal approximation with tie and continuity corrections; no exact small-sample tables,
+// client and the coordinator. Normal approximation with tie and continuity corrections; no exact small-sample tables,
 // so callers should require a handful of samples on each side before trusting p.
 #pragma once
 
@@ -15,5 +15,9 @@ struct MannWhitney {
 
 // Mann-Whitney U test of `a` against `b`; O((n + m) log(n + m)).
 MannWhitney MannWhitneyU(std::span<const double> a, std::span<const double> b);
+
+// The same for samples already sorted ascending: one merge, O(n + m). For hot paths that keep
+// their samples sorted (the coordinator's baselines).
+MannWhitney MannWhitneyUSorted(std::span<const double> a, std::span<const double> b);
 
 }  // namespace kbench::api
