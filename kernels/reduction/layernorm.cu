@@ -12,7 +12,14 @@
 //                          warp-shuffle block sums), then the row is normalized from registers:
 //                          x read once.
 //                          Scalar accesses when cols is not a multiple of the vector width.
+//   cuda_v3_pipelined      block per row with blocks resident for many rows: row i+1 loads while row
+//                          i is reduced and written, rows held as raw 16-byte words
+//                          (core/cuda/row_pipeline.cuh). With the row in registers the exact two-pass
+//                          statistics cost no extra memory traffic: the mean, then the sum of
+//                          squared deviations from it (no per-pack division, nothing cancels).
+//                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
@@ -169,6 +176,78 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
   return l;
 }
 
+
+// --- v3: pipelined rows, exact two-pass statistics from registers ---------------------------------------
+constexpr int kV3MaxThreads = 256;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kV3MaxThreads)
+    LayernormV3(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
+                int64_t rows, int64_t cols) {
+  constexpr int kW = kVec16<T>;
+  const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
+  const float inv_cols = 1.0f / static_cast<float>(cols);
+  uint4 cur[kPacks], nxt[kPacks];
+  int64_t r = blockIdx.x;
+  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
+  for (; r < rows; r += gridDim.x) {
+    const int64_t rn = r + gridDim.x;
+    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) sum += v[k];
+      }
+    }
+    const float mean = BlockSum(sum) * inv_cols;
+    float m2 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
+      }
+    }
+    const float rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
+    T* orow = out + r * cols;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) {
+        float v[kW], g[kW], b[kW];
+        cuda::Unpack<T>(cur[j], v);
+        LoadFloats<T, kW>(gamma + static_cast<int64_t>(p) * kW, g);  // the same for every row: L1/L2
+        LoadFloats<T, kW>(beta + static_cast<int64_t>(p) * kW, b);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) v[k] = (v[k] - mean) * rstd * g[k] + b[k];
+        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
+  }
+}
+
+template <typename T>
+using V3Fn = void (*)(const T*, const T*, const T*, T*, int64_t, int64_t);
+
+// The v3 instantiation for cols, or nullptr (then v2 runs); *threads gets the block size.
+template <typename T>
+V3Fn<T> PickV3(int64_t cols, bool vec_ok, int* threads) {
+  switch (cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
+    case 1: return &LayernormV3<T, 1>;
+    case 2: return &LayernormV3<T, 2>;
+    case 4: return &LayernormV3<T, 4>;
+    default: return nullptr;
+  }
+}
+
 // --- launchers ---------------------------------------------------------------------------------------
 struct Args {
   const void *x, *gamma, *beta;
@@ -197,6 +276,20 @@ int LaunchV2(const Args& a, cudaStream_t s) {
   return 0;
 }
 
+template <typename T>
+int LaunchV3(const Args& a, cudaStream_t s) {
+  int threads = 0;
+  const bool vec_ok =
+      cuda::Aligned16(a.x) && cuda::Aligned16(a.gamma) && cuda::Aligned16(a.beta) && cuda::Aligned16(a.out);
+  const auto k = PickV3<T>(a.cols, vec_ok, &threads);
+  if (k == nullptr) return LaunchV2<T>(a, s);
+  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+      static_cast<T*>(a.out), a.rows, a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
 // --- registration ------------------------------------------------------------------------------------
 template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
 int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -211,6 +304,11 @@ template <typename T>
 std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
   const std::string type = cuda::TypeName<T>();
   if (rung == 1) return {{"LayernormV1<" + type + ">", (const void*)&LayernormV1<T>, kV1Block, 0}};
+  if (rung == 3) {
+    int threads = 0;
+    if (const auto k = PickV3<T>(p.dim("cols"), true, &threads))
+      return {{"LayernormV3<" + type + ",pipelined>", (const void*)k, threads, 0}};
+  }
   const auto l = PickV2<T>(p.dim("cols"), true);
   return {{"LayernormV2<" + type + ",w" + std::to_string(l.plan.width) +
                (l.plan.packs ? ",regs" + std::to_string(l.plan.packs) : std::string(",loop")) + ">",
@@ -249,6 +347,16 @@ void AddLayernormCudaVariants(OpDef& op) {
       .skip_reason = RowGridSkip,
       .run_cuda = Run<LaunchV2<float>, LaunchV2<__nv_bfloat16>>,
       .launches = LaunchesOf<2>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v3_pipelined",
+      .description = "Block per row with blocks resident for many rows: row i+1 loads while row i is reduced "
+                     "and written; rows as raw 16-byte words; exact two-pass mean and variance from registers.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV3<float>, LaunchV3<__nv_bfloat16>>,
+      .launches = LaunchesOf<3>,
   });
 }
 

@@ -15,7 +15,12 @@
 //   cuda_v5_vec16        one block per row with 16-byte loads and stores, the row kept in registers
 //                        when it fits (else read twice), weight read as 16-byte vectors; falls back
 //                        to scalar accesses when cols is not a multiple of the vector width.
+//   cuda_v6_pipelined    v5's math, but a block stays resident for many rows and loads row i+1 while it
+//                        reduces and writes row i, holding rows as raw 16-byte words
+//                        (core/cuda/row_pipeline.cuh): loads in flight through every phase. Rows that
+//                        do not fit 4 packs a thread (or unaligned / odd widths) run v5's kernel.
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
 #include "core/cuda_variants.h"
@@ -130,6 +135,64 @@ int PerLaneBucket(int64_t cols) {
   return b;
 }
 
+
+// --- v6: pipelined rows, raw packs in registers --------------------------------------------------------
+constexpr int kV6MaxThreads = 256;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kV6MaxThreads)
+    RmsnormV6(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ out, int64_t rows, int64_t cols) {
+  constexpr int kW = cuda::kVec16<T>;
+  const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
+  uint4 cur[kPacks], nxt[kPacks];
+  int64_t r = blockIdx.x;
+  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
+  for (; r < rows; r += gridDim.x) {
+    const int64_t rn = r + gridDim.x;
+    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+    float sum_sq = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) sum_sq += v[k] * v[k];
+      }
+    }
+    const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(cols) + kEps);
+    T* orow = out + r * cols;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) {
+        float v[kW], wv[kW];
+        cuda::Unpack<T>(cur[j], v);
+        cuda::LoadFloats<T, kW>(w + static_cast<int64_t>(p) * kW, wv);  // the same for every row: L1/L2
+#pragma unroll
+        for (int k = 0; k < kW; ++k) v[k] = v[k] * inv_rms * wv[k];
+        cuda::StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
+  }
+}
+
+template <typename T>
+using V6Fn = void (*)(const T*, const T*, T*, int64_t, int64_t);
+
+// The v6 instantiation for cols, or nullptr (then v5 runs); *threads gets the block size.
+template <typename T>
+V6Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads) {
+  switch (cuda::PipelinePacks(cols, cuda::kVec16<T>, vec_ok, threads)) {
+    case 1: return &RmsnormV6<T, 1>;
+    case 2: return &RmsnormV6<T, 2>;
+    case 4: return &RmsnormV6<T, 4>;
+    default: return nullptr;
+  }
+}
+
 // --- launchers ---------------------------------------------------------------------------------------
 struct Args {
   const void* x;
@@ -177,6 +240,17 @@ int LaunchV5(const Args& a, cudaStream_t s) {
                                            static_cast<T*>(a.out), nullptr, a.rows, a.cols, kEps, s);
 }
 
+template <typename T>
+int LaunchV6(const Args& a, cudaStream_t s) {
+  int threads = 0;
+  const auto k = PickV6<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.w) && cuda::Aligned16(a.out), &threads);
+  if (k == nullptr) return LaunchV5<T>(a, s);
+  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(
+      static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.out), a.rows, a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
 // --- registration ------------------------------------------------------------------------------------
 template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
 int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -199,6 +273,12 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
       if (cols > kV4MaxCols) return {};
       return {{"RmsnormV4<" + std::string(cuda::TypeName<T>()) + ",perlane" + std::to_string(PerLaneBucket(cols)) + ">",
                (const void*)PickV4<T>(cols), kV4Block, 0}};
+    case 6: {
+      int threads = 0;
+      if (const auto k = PickV6<T>(cols, true, &threads))
+        return {{"RmsnormV6<" + std::string(cuda::TypeName<T>()) + ",pipelined>", (const void*)k, threads, 0}};
+      [[fallthrough]];
+    }
     default: {
       const auto l = cuda::PickRmsnormRow<T, false>(cols, true);
       return {{l.name, (const void*)l.kernel, l.plan.threads, 0}};
@@ -278,6 +358,16 @@ void AddRmsnormCudaVariants(OpDef& op) {
       .skip_reason = RowGridSkip,
       .run_cuda = Run<LaunchV5<float>, LaunchV5<__nv_bfloat16>>,
       .launches = LaunchesOf<5>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v6_pipelined",
+      .description = "v5's math with blocks resident for many rows: row i+1 is loaded while row i is reduced "
+                     "and written, rows held as raw 16-byte words, so loads stay in flight through every phase.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV6<float>, LaunchV6<__nv_bfloat16>>,
+      .launches = LaunchesOf<6>,
   });
 }
 

@@ -14,7 +14,15 @@
 //                       rows wider than 4096 (128 values per lane) skip. With scalar loads (cols not
 //                       a multiple of the width, or unaligned pointers) a lane holds at most 64
 //                       values; wider such rows run v2's kernel instead.
+//   cuda_v4_block_pipelined  block per row, but blocks stay resident for many rows and load row i+1
+//                       while they reduce and write row i, rows held as raw 16-byte words
+//                       (core/cuda/row_pipeline.cuh): x read once, and the block's max and sum cost
+//                       two barriers each instead of v3's 195 registers (1 warp in 8 resident).
+//                       exp is evaluated twice per element (sum, then write) with __expf: cheaper
+//                       than holding the floats, and its few-ulp error is far inside the tolerance.
+//                       Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
@@ -169,6 +177,74 @@ V3Launch<T> PickV3(int64_t cols, bool vec_ok) {
   return {k, width, per_lane};
 }
 
+
+// --- v4: block per row, pipelined rows -----------------------------------------------------------------
+constexpr int kV4MaxThreads = 256;
+
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(kV4MaxThreads)
+    SoftmaxV4(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
+  constexpr int kW = kVec16<T>;
+  const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
+  uint4 cur[kPacks], nxt[kPacks];
+  int64_t r = blockIdx.x;
+  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
+  for (; r < rows; r += gridDim.x) {
+    const int64_t rn = r + gridDim.x;
+    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) m = fmaxf(m, v[k]);
+      }
+    }
+    m = BlockMax(m);
+    float l = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) l += __expf(v[k] - m);
+      }
+    }
+    const float inv_l = 1.0f / BlockSum(l);
+    T* orow = out + r * cols;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) {
+        float v[kW];
+        cuda::Unpack<T>(cur[j], v);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) v[k] = __expf(v[k] - m) * inv_l;
+        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
+  }
+}
+
+template <typename T>
+using V4Fn = void (*)(const T*, T*, int64_t, int64_t);
+
+// The v4 instantiation for cols, or nullptr (then v2 runs); *threads gets the block size.
+template <typename T>
+V4Fn<T> PickV4(int64_t cols, bool vec_ok, int* threads) {
+  switch (cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
+    case 1: return &SoftmaxV4<T, 1>;
+    case 2: return &SoftmaxV4<T, 2>;
+    case 4: return &SoftmaxV4<T, 4>;
+    default: return nullptr;
+  }
+}
+
 // --- launchers ---------------------------------------------------------------------------------------
 struct Args {
   const void* x;
@@ -203,6 +279,17 @@ int LaunchV3(const Args& a, cudaStream_t s) {
   return 0;
 }
 
+template <typename T>
+int LaunchV4(const Args& a, cudaStream_t s) {
+  int threads = 0;
+  const auto k = PickV4<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out), &threads);
+  if (k == nullptr) return LaunchV2<T>(a, s);
+  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(static_cast<const T*>(a.x),
+                                                                             static_cast<T*>(a.out), a.rows, a.cols);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
 // --- registration ------------------------------------------------------------------------------------
 template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
 int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -220,6 +307,12 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
   switch (rung) {
     case 1: return {{"SoftmaxV1<" + type + ">", (const void*)&SoftmaxV1<T>, kBlock, 0}};
     case 2: return {{"SoftmaxV2<" + type + ">", (const void*)&SoftmaxV2<T>, kBlock, 0}};
+    case 4: {
+      int threads = 0;
+      if (const auto k = PickV4<T>(cols, true, &threads))
+        return {{"SoftmaxV4<" + type + ",pipelined>", (const void*)k, threads, 0}};
+      return Launches<T>(2, p);
+    }
     default: {
       if (cols > kV3MaxCols) return {};
       const auto l = PickV3<T>(cols, true);
@@ -279,6 +372,16 @@ void AddSoftmaxCudaVariants(OpDef& op) {
       .skip_reason = V3Skip,
       .run_cuda = Run<LaunchV3<float>, LaunchV3<__nv_bfloat16>>,
       .launches = LaunchesOf<3>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v4_block_pipelined",
+      .description = "Block per row with blocks resident for many rows: row i+1 loads while row i is reduced "
+                     "(block max, block sum of exp) and written; rows as raw 16-byte words, x read once.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV4<float>, LaunchV4<__nv_bfloat16>>,
+      .launches = LaunchesOf<4>,
   });
 }
 
