@@ -17,7 +17,8 @@
 //                          shared memory, so the inner loop reads A and B as float4 (4 LDS.128 per
 //                          64 FFMA) from conflict-free addresses, and each thread's 8x8 block split
 //                          into four 4x4 quadrants 64 apart so a warp's B reads are contiguous.
-//   cuda_v5_cp_async       v4 fed by a 4-stage cp.async pipeline: global -> shared copies bypass
+//   cuda_v5_cp_async       v4 fed by a 4-stage cp.async pipeline (and blocks rasterized in groups of 8
+//                          tile rows for L2 reuse): global -> shared copies bypass
 //                          registers and run 3 tiles ahead, one __syncthreads per k tile; A is
 //                          transposed by 4-byte copies, B moves in 16-byte copies.
 // All rungs predicate their loads (zeros outside A and B) and guard their stores, so any M, N, K
@@ -84,6 +85,7 @@ constexpr int kBM = 128, kBN = 128, kBK = 8;
 constexpr int kTileThreads = 256;  // 16 x 16 threads, 8 x 8 outputs each
 constexpr int kAPad = 4;           // transposed A rows of 132 floats: conflict-free transposing stores
 constexpr int kV5Stages = 4;       // 4 x 8.1 KiB of shared memory; 2 blocks per SM
+constexpr int kV5GroupM = 8;       // tile rows per rasterization group (v5)
 
 template <typename T>
 __global__ void __launch_bounds__(kTileThreads)
@@ -233,7 +235,14 @@ __global__ void __launch_bounds__(kTileThreads, 2)
   __shared__ __align__(16) float as[kV5Stages][kBK][kBM + kAPad];  // as[stage][k][m]
   __shared__ __align__(16) float bs[kV5Stages][kBK][kBN];
   const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
-  const int64_t rm = static_cast<int64_t>(blockIdx.y) * kBM, cn = static_cast<int64_t>(blockIdx.x) * kBN;
+  // Grouped rasterization: consecutive blocks walk kV5GroupM tile rows down one tile column, so the
+  // blocks resident at once share a few B columns and A rows in L2 instead of sweeping all of B (at
+  // 4096^3 f32 both operands are 64 MiB, more than the L2) once per row of tiles.
+  const int tiles_m = gridDim.y, tiles_n = gridDim.x;
+  const int id = blockIdx.y * tiles_n + blockIdx.x, per_group = kV5GroupM * tiles_n;
+  const int first_m = id / per_group * kV5GroupM, group_m = min(tiles_m - first_m, kV5GroupM);
+  const int tm = first_m + id % per_group % group_m, tn = id % per_group / group_m;
+  const int64_t rm = static_cast<int64_t>(tm) * kBM, cn = static_cast<int64_t>(tn) * kBN;
   const int k_tiles = static_cast<int>((k + kBK - 1) / kBK);
 
   // Issues the copies of k tile `kt` into `stage`; they complete in the background. Element e = tid +

@@ -13,10 +13,12 @@
 //   cuda_mma_sync  mma.sync.m16n8k16 with explicit fragments: ldmatrix(.trans) loads each 8x8 tile for
 //                  the whole warp in one instruction, straight into the fragment layout; shared
 //                  memory is XOR-swizzled so those 8 rows of 16 bytes hit 8 different bank groups
-//                  (unswizzled, 64-byte rows are a 4-way and 256-byte rows an 8-way conflict); a
-//                  4-stage cp.async pipeline keeps 3 k tiles in flight; 128x128x32 block tile, 8 warps
-//                  of 64x32 (an mma occupies the tensor core 8 cycles, during which the warp can only
-//                  issue ~8 other instructions: the loads must be this cheap).
+//                  (unswizzled, rows of 128 or more bytes are an 8-way conflict); a 3-stage cp.async
+//                  pipeline keeps 2 k tiles of 64 in flight (one barrier per 128 mma a warp);
+//                  128x256x64 block tile, 8 warps of 64x64. The warp tile sets the ratio of fragment loads to mmas: 64x64 takes 8
+//                  ldmatrix.x4 per 32 mma (64x32 took 6 per 16), which is what lets the tensor cores
+//                  stay fed (an mma occupies them ~8 cycles, during which the warp issues ~8 other
+//                  instructions). 128 accumulators a thread: one block of 8 warps per SM.
 // Edges: loads are predicated (zero-filled by cp.async's source size, or by scalar loads when a row
 // of A or B is not 16-byte aligned: K or N not a multiple of 8, or an offset tensor), stores guarded,
 // so every M, N, K runs.
@@ -158,26 +160,26 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- cuda_mma_sync ------------------------------------------------------------------------------
-constexpr int kStages = 4;
-constexpr int kAStageBytes = kBM * kBK * 2;  // 128 rows of 64 bytes
-constexpr int kBStageBytes = kBK * kBN * 2;  // 32 rows of 256 bytes
-constexpr int kMmaSmemBytes = kStages * (kAStageBytes + kBStageBytes);  // 64 KiB: dynamic, opted in
+constexpr int kStages = 3;
+constexpr int kMmaBN = 256, kMmaBK = 64, kMmaWarpN = 64;  // block tile 128 x 256 x 64, warp tile 64 x 64
+constexpr int kAStageBytes = kBM * kMmaBK * 2;            // 128 rows of 128 bytes
+constexpr int kBStageBytes = kMmaBK * kMmaBN * 2;         // 64 rows of 512 bytes
+constexpr int kMmaSmemBytes = kStages * (kAStageBytes + kBStageBytes);  // 144 KiB: dynamic, opted in
 
 // Byte offset of 16-byte chunk `chunk` of row `row`, XOR-swizzled so that ldmatrix's 8 rows of one
 // chunk column fall in 8 different 16-byte bank groups.
-// A (64-byte rows, 4 chunks): rows r and r+2 would share banks; the chunk is XORed with (row/2)%4,
-// and row parity already separates the two halves of a 128-byte line.
+// A (128-byte rows, 8 chunks): every row starts on the same banks; the chunk is XORed with row % 8.
 __device__ __forceinline__ uint32_t ASwizzle(int row, int chunk) {
-  return static_cast<uint32_t>(row * 64 + ((chunk ^ ((row >> 1) & 3)) << 4));
+  return static_cast<uint32_t>(row * (kMmaBK * 2) + ((chunk ^ (row & 7)) << 4));
 }
-// B (256-byte rows, 16 chunks): every row starts on the same banks; the low 3 bits of the chunk are
+// B (512-byte rows, 32 chunks): every row starts on the same banks; the low 3 bits of the chunk are
 // XORed with row % 8.
 __device__ __forceinline__ uint32_t BSwizzle(int row, int chunk) {
-  return static_cast<uint32_t>(row * 256 + ((chunk ^ (row & 7)) << 4));
+  return static_cast<uint32_t>(row * (kMmaBN * 2) + ((chunk ^ (row & 7)) << 4));
 }
 
 template <bool kAsync>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, 1)
     GemmMmaSync(const bf16* __restrict__ a, const bf16* __restrict__ b, bf16* __restrict__ c, int m, int n, int k,
                 bool c_paired) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -187,38 +189,38 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / 4, wn = warp % 4;
   int tm, tn;
-  GroupedTile(blockIdx.x, (m + kBM - 1) / kBM, (n + kBN - 1) / kBN, &tm, &tn);
-  const int bm = tm * kBM, bn = tn * kBN;
-  const int k_tiles = (k + kBK - 1) / kBK;
+  GroupedTile(blockIdx.x, (m + kBM - 1) / kBM, (n + kMmaBN - 1) / kMmaBN, &tm, &tn);
+  const int bm = tm * kBM, bn = tn * kMmaBN;
+  const int k_tiles = (k + kMmaBK - 1) / kMmaBK;
 
-  // Two 16-byte chunks of each tile per thread: A rows e/4 (a warp: 8 rows x 64 bytes), B rows e/16
-  // (a warp: 2 rows x 256 bytes), e = tid and tid + 256. Out-of-range chunks become zeros.
+  // 16-byte chunks of each tile per thread, e = tid + 256 i: A (4 a thread) rows e/8 (a warp: 4 rows
+  // x 128 bytes), B (8 a thread) rows e/32 (a warp: one row of 512 bytes). Out-of-range chunks become
+  // zeros. K and N are multiples of 8 on the cp.async path: a chunk is wholly inside or outside.
+  // Otherwise (unaligned rows) synchronous scalar loads: the stage is free (every thread passed the
+  // barrier after its last use) and the stores are published by the barriers before its use.
+  const auto copy_chunk = [&](uint32_t dst, const bf16* src, int64_t rows, int64_t cols, int64_t r, int64_t c) {
+    if constexpr (kAsync) {
+      const bool ok = r < rows && c < cols;
+      ptx::CpAsync16(dst, ok ? src + r * cols + c : src, ok);
+    } else {
+      const uint4 v = LoadChunk8(src, rows, cols, r, c, false);
+      asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                   : "memory");
+    }
+  };
   const auto load_tile = [&](int stage, int kt) {
-    const int k0 = kt * kBK;
+    const int k0 = kt * kMmaBK;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 4; ++i) {
       const int e = tid + kThreads * i;
-      const int ar = e >> 2, achunk = e & 3;
-      const int br = e >> 4, bchunk = e & 15;
-      const uint32_t adst = sa + stage * kAStageBytes + ASwizzle(ar, achunk);
-      const uint32_t bdst = sb + stage * kBStageBytes + BSwizzle(br, bchunk);
-      const int64_t arow = bm + ar, acol = k0 + achunk * 8;
-      const int64_t brow = k0 + br, bcol = bn + bchunk * 8;
-      if constexpr (kAsync) {
-        // K and N are multiples of 8 here: a chunk is wholly inside or wholly outside.
-        const bool aok = arow < m && acol < k, bok = brow < k && bcol < n;
-        ptx::CpAsync16(adst, aok ? a + arow * k + acol : a, aok);
-        ptx::CpAsync16(bdst, bok ? b + brow * n + bcol : b, bok);
-      } else {
-        // Unaligned rows: synchronous scalar loads. The stage is free (every thread passed the
-        // barrier after its last use) and the stores are published by the barriers before its use.
-        const uint4 va = LoadChunk8(a, m, k, arow, acol, false);
-        const uint4 vb = LoadChunk8(b, k, n, brow, bcol, false);
-        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(adst), "r"(va.x), "r"(va.y), "r"(va.z), "r"(va.w)
-                     : "memory");
-        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(bdst), "r"(vb.x), "r"(vb.y), "r"(vb.z), "r"(vb.w)
-                     : "memory");
-      }
+      const int ar = e >> 3, achunk = e & 7;
+      copy_chunk(sa + stage * kAStageBytes + ASwizzle(ar, achunk), a, m, k, bm + ar, k0 + achunk * 8);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int e = tid + kThreads * i;
+      const int br = e >> 5, bchunk = e & 31;
+      copy_chunk(sb + stage * kBStageBytes + BSwizzle(br, bchunk), b, k, n, k0 + br, bn + bchunk * 8);
     }
   };
 
@@ -228,7 +230,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     ptx::CpAsyncCommit();
   }
 
-  float acc[kWarpM / 16][kWarpN / 8][4] = {};  // 4 x 4 tiles of 16 x 8
+  float acc[kWarpM / 16][kMmaWarpN / 8][4] = {};  // 4 x 8 tiles of 16 x 8
   for (int kt = 0; kt < k_tiles; ++kt) {
     ptx::CpAsyncWait<kStages - 2>();
     __syncthreads();  // tile kt visible to all; everyone is done with tile kt-1's stage
@@ -239,22 +241,23 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int st = kt % kStages;
     const uint32_t sa_st = sa + st * kAStageBytes, sb_st = sb + st * kBStageBytes;
 #pragma unroll
-    for (int ks = 0; ks < kBK / 16; ++ks) {
+    for (int ks = 0; ks < kMmaBK / 16; ++ks) {
       // Lane l addresses row (l % 16) and chunk (l / 16) of a 16x16 block: matrices 0..3 are rows
       // 0-7/8-15 x k 0-7, then rows 0-7/8-15 x k 8-15, the order of mma's a0..a3 (and, with .trans
       // on B's [k][n] rows, b0/b1 of two adjacent 8-column tiles).
       uint32_t af[kWarpM / 16][4];
-      uint32_t bfr[kWarpN / 16][4];
+      uint32_t bfr[kMmaWarpN / 16][4];
 #pragma unroll
       for (int i = 0; i < kWarpM / 16; ++i)
         ptx::LdMatrixX4(sa_st + ASwizzle(wm * kWarpM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)), af[i]);
 #pragma unroll
-      for (int j = 0; j < kWarpN / 16; ++j)
-        ptx::LdMatrixX4Trans(sb_st + BSwizzle(ks * 16 + (lane & 15), (wn * kWarpN + j * 16) / 8 + (lane >> 4)), bfr[j]);
+      for (int j = 0; j < kMmaWarpN / 16; ++j)
+        ptx::LdMatrixX4Trans(sb_st + BSwizzle(ks * 16 + (lane & 15), (wn * kMmaWarpN + j * 16) / 8 + (lane >> 4)),
+                             bfr[j]);
 #pragma unroll
       for (int i = 0; i < kWarpM / 16; ++i)
 #pragma unroll
-        for (int j = 0; j < kWarpN / 8; ++j)
+        for (int j = 0; j < kMmaWarpN / 8; ++j)
           ptx::MmaBf16(acc[i][j], af[i], bfr[j / 2][(j % 2) * 2], bfr[j / 2][(j % 2) * 2 + 1]);
     }
   }
@@ -264,8 +267,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int i = 0; i < kWarpM / 16; ++i) {
     const int64_t row = bm + wm * kWarpM + i * 16 + (lane >> 2);
 #pragma unroll
-    for (int j = 0; j < kWarpN / 8; ++j) {
-      const int64_t col = bn + wn * kWarpN + j * 8 + 2 * (lane & 3);
+    for (int j = 0; j < kMmaWarpN / 8; ++j) {
+      const int64_t col = bn + wn * kMmaWarpN + j * 8 + 2 * (lane & 3);
       StorePair(c, m, n, row, col, acc[i][j][0], acc[i][j][1], c_paired);
       StorePair(c, m, n, row + 8, col, acc[i][j][2], acc[i][j][3], c_paired);
     }
@@ -293,7 +296,8 @@ template <bool kAsync>
 int LaunchMmaAs(const GemmArgs& g, cudaStream_t s) {
   // Over the 48 KiB default: opt in (cheap, and legal while a stream is being captured).
   KB_CUDA_TRY(cudaFuncSetAttribute(GemmMmaSync<kAsync>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMmaSmemBytes));
-  GemmMmaSync<kAsync><<<TileCount(g), kThreads, kMmaSmemBytes, s>>>(
+  const unsigned tiles = static_cast<unsigned>(CeilDiv(g.m, kBM) * CeilDiv(g.n, kMmaBN));
+  GemmMmaSync<kAsync><<<tiles, kThreads, kMmaSmemBytes, s>>>(
       static_cast<const bf16*>(g.a), static_cast<const bf16*>(g.b), static_cast<bf16*>(g.c), static_cast<int>(g.m),
       static_cast<int>(g.n), static_cast<int>(g.k), CPaired(g));
   KB_LAUNCH_CHECK();
@@ -350,8 +354,8 @@ void AddGemmTensorCoreVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_mma_sync",
       .description = "mma.sync.m16n8k16 with explicit fragments: ldmatrix(.trans) from XOR-swizzled shared "
-                     "memory (no bank conflicts), a 4-stage cp.async pipeline, 128x128x32 block tile, 8 warps "
-                     "of 64x32; predicated loads handle any shape.",
+                     "memory (no bank conflicts), a 3-stage cp.async pipeline, 128x256x64 block tile, 8 warps "
+                     "of 64x64; predicated loads handle any shape.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,
