@@ -129,9 +129,10 @@ def ncu_median_ns(path):
 def timing(out):
     rows = ["| op | variant | shape | dtype | harness median (us) | ncu gpu__time_duration median (us) | ncu launches | difference |",
             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
-    for op in ("vector_add", "rmsnorm"):
-        res = [r for r in load(Path(out) / f"timing-{op}.jsonl") if r.get("status") == "OK"]
-        ncu, n = ncu_median_ns(Path(out) / f"ncu-{op}.csv")
+    for path in sorted(Path(out).glob("timing-*.jsonl")):
+        op = path.stem[len("timing-"):].split("-")[0]
+        res = [r for r in load(path) if r.get("status") == "OK"]
+        ncu, n = ncu_median_ns(Path(out) / ("ncu-" + path.stem[len("timing-"):] + ".csv"))
         if not res:
             rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - |")
             continue
