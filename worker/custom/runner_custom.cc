@@ -1,0 +1,42 @@
+#include "worker/custom/runner_custom.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/custom_spec.h"
+#include "core/registry.h"
+#include "worker/convert.h"
+#ifdef KBENCH_HAVE_CUDA
+#include "worker/custom/kernel_image.h"
+#include "worker/custom/measure_custom.h"
+#endif
+
+namespace kbench::worker {
+
+v1::Result MeasureCustomRequest(Backend& backend, const v1::RunnerRequest& req) {
+  v1::Result r;
+  r.set_op(req.op());
+  r.set_variant(api::CustomVariantName(req.custom()));
+  *r.mutable_problem() = req.problem();
+  *r.mutable_device() = backend.device();
+  r.set_status(v1::RUNTIME_ERROR);
+  const kernels::OpDef* op = kernels::BuiltinRegistry().Find(req.op());
+  if (op == nullptr) {
+    r.set_status_message(absl::StrCat("this runner has no op '", req.op(), "'"));
+    return r;
+  }
+  if (backend.kind() != kernels::Backend::kCuda) {
+    r.set_status(v1::SKIPPED);
+    r.set_status_message("custom kernels need a CUDA device");
+    return r;
+  }
+#ifdef KBENCH_HAVE_CUDA
+  // One per runner process: its disk cache and the modules it has loaded.
+  static CustomKernelRunner* runner = new CustomKernelRunner(KernelCache::DefaultDir(), DefaultCudaIncludeDir());
+  if (req.has_calibration()) backend.set_calibration(req.calibration());
+  return runner->Measure(backend, *op, req.custom(), ToKernelProblem(req.problem()), req.settings());
+#else
+  r.set_status_message("this runner was built without CUDA");
+  return r;
+#endif
+}
+
+}  // namespace kbench::worker
