@@ -1,0 +1,22 @@
+// Uploading a kernel plugin (a build of libkbench_kernels.so) to the coordinator: hashed here first,
+// skipped when the coordinator holds those bytes already, else streamed in 1 MiB messages.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/commands.h"
+
+namespace kbench::client {
+
+struct UploadedPlugin {
+  std::string sha256;
+  int64_t size_bytes = 0;
+  bool uploaded = false;  // False: the coordinator had it already.
+};
+
+// NOT_FOUND when the file cannot be read; the coordinator's error otherwise (PERMISSION_DENIED
+// without the plugin role, RESOURCE_EXHAUSTED over its size limit).
+absl::StatusOr<UploadedPlugin> UploadPlugin(const Connection& conn, const std::string& path);
+
+}  // namespace kbench::client

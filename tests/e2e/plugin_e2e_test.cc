@@ -1,0 +1,43 @@
+// End to end, the pull-request compare: kbench-client uploads two builds of a kernel library (test
+// plugins: the head's cpu_copy does several times the work), the coordinator stores them by hash, a
+// CPU worker fetches them and runs one A/B job in its runner, and the client prints the Markdown
+// table with the summary on top and exits 1 on the regression. A second compare uploads nothing.
+#include "cluster.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kbench::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TEST(PluginEndToEnd, CompareTwoPluginBuildsFlagsTheRegression) {
+  Cluster c;
+  c.StartCoordinator();
+  c.StartWorker("a");
+  const std::vector<std::string> args = {"compare", "--base-plugin", KBENCH_TEST_PLUGIN_BASE, "--head-plugin",
+                                         KBENCH_TEST_PLUGIN_HEAD, "--op", "plugin_probe", "--variant",
+                                         "cpu_copy,cpu_same", "--backend", "cpu", "--max-time-ms", "400",
+                                         "--min-samples", "12", "--rounds", "4", "--format", "md"};
+  CommandResult r = c.Client(args);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("### kbench compare: 2 pairs\n\n**1 slower, "));
+  EXPECT_THAT(r.out, HasSubstr("| plugin_probe | cpu_copy"));
+  EXPECT_THAT(r.out, HasSubstr("SLOWER"));
+  EXPECT_THAT(r.err, HasSubstr("uploaded"));
+  EXPECT_THAT(r.err, HasSubstr("submitted A/B job"));
+
+  CommandResult again = c.Client(args);
+  EXPECT_EQ(again.exit_code, 1) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("already on the coordinator"));
+  EXPECT_THAT(again.err, ::testing::Not(HasSubstr("uploaded)")));
+
+  // A job naming a plugin the coordinator does not hold is refused before it is queued.
+  CommandResult missing = c.Client({"compare", "--base-plugin", "/nonexistent.so", "--op", "plugin_probe"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--base-plugin: /nonexistent.so: cannot read the file"));
+}
+
+}  // namespace
+}  // namespace kbench::e2e
