@@ -106,6 +106,11 @@ struct CompareReport {
 };
 CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vector<v1::Result>& head,
                              const CompareOptions& options, Format format);
+// The same report for the results of an A/B job: base and head paired by Result.ab_pair.
+CompareReport CompareAbResults(const std::vector<v1::Result>& results, const CompareOptions& options, Format format);
+// The verdict of one pair, as the reports give it: "SLOWER", "FASTER", "SAME", "AMBIGUOUS", or "-"
+// when a side is not OK. The one verdict of every compare.
+const char* JudgePair(const v1::Result& base, const v1::Result& head, const CompareOptions& options);
 
 // The results of several jobs, concatenated in the order given (each job's in index order). `jobs`,
 // when not null, receives each job as GetResults returned it.

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
+#include "client/compare_ab.h"
 #include "client/format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -39,17 +40,23 @@ const CommandSpec& CompareSpec() {
   static const CommandSpec spec = [] {
     CommandSpec s;
     s.name = "compare";
-    s.summary = "Compare two result sets offline (before/after): medians, significance, verdicts.";
+    s.summary = "Compare before/after: two result files offline, or two kernel libraries in one A/B job.";
     s.flags = {
-        {"base", "FILE", "Results before the change: JSON from `results JOB --format json --samples` (required)"},
-        {"head", "FILE", "Results after the change, same format (required)"},
+        {"base", "FILE", "Offline: results before the change, JSON from `results JOB --format json --samples`"},
+        {"head", "FILE", "Offline: results after the change, same format"},
         {"threshold", "FRACTION", "Least change of the median that counts (default 0.03: 3%)"},
         {"alpha", "P", "Significance level of the Mann-Whitney U test (default 0.01)"},
         {"format", "FORMAT", "Output: table, md (the PR comment), json or csv (default table)"},
     };
+    for (auto& f : AbCompareFlags()) s.flags.push_back(f);
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);  // Accepted like everywhere; unused offline.
     s.details =
-        "Results are paired by (op, variant, shape, dtype). Per pair: base and head medians, change, the p-value\n"
+        "Offline (--base, --head): results are paired by (op, variant, shape, dtype).\n"
+        "Online (--base-plugin, --head-plugin, --pair): both kernel libraries are uploaded (skipped when the\n"
+        "coordinator has them; needs a token with the plugin role), and one A/B job measures base and head on one\n"
+        "worker in alternating blocks; every op both have (or --op), every variant both have (or --pair).\n"
+        "Either side left out is the workers' own suite. Progress on stderr, the report on stdout.\n"
+        "The report: Per pair: base and head medians, change, the p-value\n"
         "of a two-sided Mann-Whitney U test on the raw samples, and a verdict: SLOWER or FASTER when the change\n"
         "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n"
         "allow a verdict (not significant, or fewer than 5 samples on a side). Unpaired results are listed.\n"
@@ -58,19 +65,20 @@ const CommandSpec& CompareSpec() {
     s.examples = {
         "kbench-client results j-main --format json --samples > base.json",
         "kbench-client compare --base base.json --head head.json --format md",
+        "kbench-client compare --base-plugin base.so --head-plugin head.so --gpu H100 --format md",
+        "kbench-client compare --op rmsnorm --pair cuda_v1_naive:cuda_v5_vec16 --shape rows=8192,cols=4096 --dtype bf16",
     };
     return s;
   }();
   return spec;
 }
 
-int RunCompare(const std::vector<std::string>& argv, const ConnectionFlags& /*globals*/, Io& io) {
+int RunCompare(const std::vector<std::string>& argv, const ConnectionFlags& globals, Io& io) {
   const auto& spec = CompareSpec();
   ParsedArgs args;
   if (auto exit = ParseOrExit(spec, argv, io, &args)) return *exit;
   auto format = ParseFormat(args.Get("format", "table"));
   if (!format.ok()) return UsageError(io, spec, format.status().message());
-  if (args.Get("base").empty() || args.Get("head").empty()) return UsageError(io, spec, "--base and --head are required");
   CompareOptions options;
   auto threshold = args.GetDouble("threshold", options.threshold);
   if (!threshold.ok()) return UsageError(io, spec, threshold.status().message());
@@ -80,6 +88,11 @@ int RunCompare(const std::vector<std::string>& argv, const ConnectionFlags& /*gl
   if (!(*alpha > 0 && *alpha < 1)) return UsageError(io, spec, "--alpha: must be in (0, 1)");
   options.threshold = *threshold;
   options.alpha = *alpha;
+  if (WantsAbCompare(args)) return RunAbCompare(spec, args, globals, options, *format, io);
+  if (args.Get("base").empty() || args.Get("head").empty())
+    return UsageError(io, spec, "--base and --head are required (or --base-plugin/--head-plugin for an A/B job)");
+  for (const auto& f : AbCompareFlags())
+    if (args.Has(f.name)) return UsageError(io, spec, absl::StrCat("--", f.name, ": only with --base-plugin, --head-plugin or --pair"));
 
   auto base = ReadResults(args.Get("base"));
   if (!base.ok()) return UsageError(io, spec, absl::StrCat("--base: ", base.status().message()));

@@ -130,7 +130,40 @@ google::protobuf::Value NumOrNull(std::optional<double> v) {
   return x;
 }
 
+// The cell of the variant column: its name, or "base vs head" when an A/B pair has two names.
+std::string VariantCell(const Pair& p) {
+  if (p.base->variant() == p.head->variant()) return p.base->variant();
+  return absl::StrCat(p.base->variant(), " vs ", p.head->variant());
+}
+
+CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1::Result*>& only_base,
+                     const std::vector<const v1::Result*>& only_head, const CompareOptions& options, Format format);
+
 }  // namespace
+
+const char* JudgePair(const v1::Result& base, const v1::Result& head, const CompareOptions& options) {
+  return VerdictName(Analyze(base, head, options).verdict);
+}
+
+CompareReport CompareAbResults(const std::vector<v1::Result>& results, const CompareOptions& options, Format format) {
+  // Each pair number has one base and one head result; a side left alone (a job cut short) is listed.
+  std::map<int, std::pair<const v1::Result*, const v1::Result*>> by_pair;
+  std::vector<const v1::Result*> only_base, only_head;
+  for (const auto& r : results) {
+    if (r.ab_side() == v1::AB_BASE) by_pair[r.ab_pair()].first = &r;
+    if (r.ab_side() == v1::AB_HEAD) by_pair[r.ab_pair()].second = &r;
+  }
+  std::vector<Pair> pairs;
+  for (const auto& [n, sides] : by_pair) {
+    if (sides.first && sides.second)
+      pairs.push_back(Analyze(*sides.first, *sides.second, options));
+    else if (sides.first)
+      only_base.push_back(sides.first);
+    else
+      only_head.push_back(sides.second);
+  }
+  return Render(pairs, only_base, only_head, options, format);
+}
 
 CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vector<v1::Result>& head,
                              const CompareOptions& options, Format format) {
@@ -155,7 +188,13 @@ CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vec
       q.pop_front();
     }
   }
+  return Render(pairs, only_base, only_head, options, format);
+}
 
+namespace {
+
+CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1::Result*>& only_base,
+                     const std::vector<const v1::Result*>& only_head, const CompareOptions& options, Format format) {
   int slower = 0, faster = 0, same = 0, ambiguous = 0, incorrect = 0, failing = 0;
   for (const auto& p : pairs) {
     slower += p.verdict == Verdict::kSlower;
@@ -188,6 +227,7 @@ CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vec
       auto& o = *list->add_values()->mutable_struct_value()->mutable_fields();
       o["op"] = Str(p.base->op());
       o["variant"] = Str(p.base->variant());
+      o["head_variant"] = Str(p.head->variant());
       o["shape"] = Str(api::ShapeLabel(p.base->problem()));
       o["dtype"] = Str(api::DtypeName(p.base->problem().dtype()));
       o["base_median_ns"] = Num(p.base_median);
@@ -216,7 +256,7 @@ CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vec
   t.numeric = {false, false, false, false, true, true, true, true, false, true, true, false, false};
   for (const auto& p : pairs) {
     const bool timed = p.verdict != Verdict::kNone;
-    t.AddRow({p.base->op(), p.base->variant(), api::ShapeLabel(p.base->problem()),
+    t.AddRow({p.base->op(), VariantCell(p), api::ShapeLabel(p.base->problem()),
               api::DtypeName(p.base->problem().dtype()), timed ? FormatDuration(p.base_median) : "-",
               timed ? FormatDuration(p.head_median) : "-", PercentOr(p.change, true), PValue(p.p),
               VerdictName(p.verdict), PercentOr(Utilization(*p.base), false), PercentOr(Utilization(*p.head), false),
@@ -241,4 +281,5 @@ CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vec
   return report;
 }
 
+}  // namespace
 }  // namespace kbench::client

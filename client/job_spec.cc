@@ -11,6 +11,7 @@
 #include "api/names.h"
 #include "api/shape.h"
 #include "api/validate.h"
+#include "client/custom_source.h"
 
 namespace kbench::client {
 namespace {
@@ -158,7 +159,7 @@ absl::Status BuildProblems(const ParsedArgs& args, v1::JobSpec* spec) {
 }
 }  // namespace
 
-absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args) {
+absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args, bool op_optional) {
   v1::JobSpec spec;
   const bool suite = args.Has("suite");
   if (suite) {
@@ -166,17 +167,19 @@ absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args) {
       return FlagError("suite", absl::StrCat("unknown suite '", args.Get("suite"), "' (known: default)"));
     for (const char* f : {"op", "variant", "preset", "shape"})
       if (args.Has(f)) return FlagError(f, "cannot be combined with --suite (the suite picks ops and problems)");
-  } else if (!args.Has("op") || args.Get("op").empty()) {
+  } else if (!op_optional && (!args.Has("op") || args.Get("op").empty())) {
     return FlagError("op", "required (or --suite default)");
   }
   spec.set_op(args.Get("op"));
   if (auto s = BuildProblems(args, &spec); !s.ok()) return s;
+  if (auto s = AddCustomSource(args, &spec); !s.ok()) return s;
   if (auto s = BuildSettings(args, spec.mutable_settings()); !s.ok()) return s;
   if (auto s = BuildSelector(args, spec.mutable_selector()); !s.ok()) return s;
   if (auto s = AddPairs(args, "label", spec.mutable_labels()); !s.ok()) return s;
   // The coordinator runs the same checks; running them here too saves a round trip.
   v1::JobSpec check = spec;
   if (suite) check.set_op("suite");
+  if (op_optional && check.op().empty()) check.set_op("any");
   if (auto s = api::ValidateSpecStructure(check); !s.ok()) return s;
   return spec;
 }

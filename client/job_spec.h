@@ -11,6 +11,7 @@ namespace kbench::client {
 // Builds the spec from submit's flags. With --suite the op is left empty (the suite fills it per op)
 // and --op, --variant, --preset and --shape are refused. Errors are INVALID_ARGUMENT and start with the
 // flag: "--shape: malformed shape ...".
-absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args);
+// op_optional: --op may be left out (an A/B compare then covers every op both sides have).
+absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args, bool op_optional = false);
 
 }  // namespace kbench::client

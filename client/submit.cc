@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "api/names.h"
 #include "client/commands.h"
+#include "client/custom_source.h"
 #include "client/format.h"
 #include "client/job_spec.h"
 #include "client/wait.h"
@@ -42,6 +43,7 @@ std::vector<FlagSpec> Flags() {
       {"samples", "", "With --wait: fetch the raw samples (json, csv) and add min/p10/p90/max (table, md)"},
       FormatFlagSpec(),
   };
+  for (auto& c : CustomSourceFlagSpecs()) f.push_back(c);  // --source FILE and its launch flags
   for (auto& c : ConnectionFlagSpecs()) f.push_back(c);
   return f;
 }
@@ -129,6 +131,8 @@ const CommandSpec& SubmitSpec() {
         "kbench-client submit --op softmax --preset canonical --cache hot --noise 0.002 --gpu H100 --min-cc 9.0",
         "kbench-client submit --suite default --backend cpu --wait --format md",
         "kbench-client submit --op vector_add --label git_sha=abc123 --label pr=42 --idempotency-key pr42-abc123",
+        "kbench-client submit --op rmsnorm --source my_rmsnorm.cu --gpu H100 --wait",
+        "kbench-client submit --op vector_add --source add.ptx --dtype f32 --block 128 --grid 'cdiv(N, block_x)' --wait",
     };
     return s;
   }();

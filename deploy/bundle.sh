@@ -9,7 +9,8 @@ out=${2:?usage: bundle.sh BUILD_DIR OUT_DIR}
 rm -rf "$out"
 cmake --install "$build" --prefix "$out" >/dev/null
 mkdir -p "$out/bin" "$out/lib" "$out/tests"
-# Test and benchmark programs that run on GPU hosts travel too, with the same rpath.
+# Test and benchmark programs that run on GPU hosts travel too, with the same rpath: every *_gpu_test
+# (kernels_gpu_test, gemm_gpu_test, plugin_ab_gpu_test: the A/B verdicts of kernels/plugin).
 for t in "$build"/bin/*_gpu_test "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench; do
   [[ -x "$t" ]] && cp "$t" "$out/tests/"
 done

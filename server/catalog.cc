@@ -28,6 +28,8 @@ std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& 
       UniteBy(op.presets(), into.mutable_presets(), [](const v1::PresetInfo& p) { return p.name(); });
       UniteBy(op.dtypes(), into.mutable_dtypes(), [](int d) { return d; });
       UniteBy(op.flags(), into.mutable_flags(), [](const std::string& f) { return f; });
+      // The launch contract comes with CUDA workers only: any worker that has it gives it.
+      if (!into.has_contract() && op.has_contract()) *into.mutable_contract() = op.contract();
     }
   }
   std::vector<v1::OpInfo> out;

@@ -10,7 +10,8 @@ namespace kbench::server {
 
 // Union of ops by name, sorted by name. For an op several workers have, the first worker's copy gives
 // its description, dims, tensors and limits; variants, presets, dtypes and flags are united by name
-// (first seen wins), keeping the order in which they were first seen.
+// (first seen wins), keeping the order in which they were first seen. The custom-kernel launch contract
+// comes from the first worker that has one.
 std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& workers);
 
 }  // namespace kbench::server

@@ -1,5 +1,6 @@
 // The coordinator's logic. Each call reads the clock once and does its durable work in the store,
-// so that the class itself holds no mutable state and needs no lock.
+// so that the class itself holds no mutable state and needs no lock; its one cache (baselines_, of
+// samples the store already holds) is thread-safe and never decides which results form a baseline.
 #include "server/coordinator.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/names.h"
+#include "api/plugin_spec.h"
 #include "api/validate.h"
 #include "server/catalog.h"
 #include "server/health.h"
@@ -57,17 +59,14 @@ std::string LabelOf(const v1::JobSpec& spec, const std::string& name) {
   return it == spec.labels().end() ? std::string() : it->second;
 }
 
-std::vector<std::vector<double>> SamplesOf(std::vector<BaselineResult> baseline) {
-  std::vector<std::vector<double>> out;
-  out.reserve(baseline.size());
-  for (BaselineResult& b : baseline) out.push_back(std::move(b.samples_ns));
-  return out;
-}
-
 }  // namespace
 
 Coordinator::Coordinator(CoordinatorConfig config, Store* store, const Clock* clock, CoordinatorObserver* observer)
-    : config_(config), store_(store), clock_(clock), observer_(observer) {}
+    : config_(config),
+      store_(store),
+      clock_(clock),
+      observer_(observer),
+      baselines_(config.baseline_cache_bytes) {}
 
 absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string_view idempotency_key) {
   if (idempotency_key.size() > kMaxIdempotencyKeyBytes)
@@ -94,6 +93,48 @@ absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string
     return absl::FailedPreconditionError(absl::StrCat("spec.selector: no registered worker matches (",
                                                       DescribeSelector(spec.selector()), "); cannot validate op"));
   const std::vector<v1::OpInfo> catalog = MergeCatalogs(matching);
+  if (api::NeedsPluginPlanning(spec)) {
+    // A plugin's ops are known only once a worker's runner loads it: the worker plans such a job and
+    // fails it with the reason. What can be checked here is.
+    if (absl::Status s = CheckPluginJob(spec, catalog); !s.ok()) return s;
+  } else if (absl::Status s = ResolveAgainstCatalog(catalog, all, matching, &spec); !s.ok()) {
+    return s;
+  }
+  return InsertQueued(std::move(spec), idempotency_key);
+}
+
+absl::Status Coordinator::CheckPluginJob(const v1::JobSpec& spec, const std::vector<v1::OpInfo>& catalog) const {
+  const std::vector<std::string> hashes = api::PluginHashes(spec);
+  if (!hashes.empty() && plugins_ == nullptr)
+    return absl::FailedPreconditionError("this coordinator keeps no kernel plugins (start it with --plugin_dir)");
+  // A plugin's results are not the suite's: they must never become the main branch's baseline.
+  if (!hashes.empty() && LabelOf(spec, "branch") == config_.baseline_branch)
+    return absl::InvalidArgumentError(absl::StrCat("spec.labels: a job on a kernel plugin cannot be labelled branch=",
+                                                   config_.baseline_branch, " (its results would join that baseline)"));
+  for (const std::string& sha : hashes)
+    if (absl::StatusOr<int64_t> size = plugins_->SizeOf(sha); !size.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec: plugin ", sha, " is not on this coordinator; upload it first (UploadPlugin)"));
+  if (!hashes.empty() || spec.op().empty()) return absl::OkStatus();
+  // Both sides are the workers' own suite: the op and the pairs must be in their catalog.
+  const v1::OpInfo* op = FindOp(catalog, spec.op());
+  if (op == nullptr) return absl::InvalidArgumentError(absl::StrCat("spec.op: unknown op '", spec.op(), "'"));
+  auto has = [&](const std::string& v) {
+    return std::any_of(op->variants().begin(), op->variants().end(), [&](const auto& x) { return x.name() == v; });
+  };
+  for (int i = 0; i < spec.ab().pairs_size(); ++i)
+    for (const std::string* v : {&spec.ab().pairs(i).base_variant(), &spec.ab().pairs(i).head_variant()})
+      if (!has(*v))
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.ab.pairs[", i, "]: unknown variant '", *v, "' of op '", spec.op(), "'"));
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog,
+                                                const std::vector<const v1::WorkerInfo*>& all,
+                                                const std::vector<const v1::WorkerInfo*>& matching,
+                                                v1::JobSpec* spec_ptr) const {
+  v1::JobSpec& spec = *spec_ptr;
   const v1::OpInfo* op = FindOp(catalog, spec.op());
   if (op == nullptr) {
     if (FindOp(MergeCatalogs(all), spec.op()) != nullptr)
@@ -115,7 +156,10 @@ absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string
     return absl::InvalidArgumentError(
         absl::StrCat("spec.problems: the job selects no problem (op '", op->name(),
                      "' has no default preset, or no shape has a requested dtype); give a preset or a shape"));
+  return absl::OkStatus();
+}
 
+absl::StatusOr<SubmitOutcome> Coordinator::InsertQueued(v1::JobSpec spec, absl::string_view idempotency_key) {
   v1::Job job;
   *job.mutable_spec() = std::move(spec);
   job.set_state(v1::QUEUED);
@@ -213,10 +257,9 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   HistoryOutcome out;
   out.points = *std::move(rows);
   if (out.points.empty()) return out;
-  absl::StatusOr<std::vector<BaselineResult>> baseline = store_->BaselineResults(
-      out.points.front().series, config_.baseline_branch, config_.regression.baseline_results, "");
+  absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(out.points.front().series, "");
   if (!baseline.ok()) return baseline.status();
-  const RegressionAnalysis a = AnalyzeRegression({}, 0, SamplesOf(*std::move(baseline)), config_.regression);
+  const RegressionAnalysis a = AnalyzeAgainstPooled({}, 0, **baseline, config_.regression);
   out.baseline_median_ns = a.baseline_median_ns;
   out.baseline_results = a.baseline_results;
   return out;
@@ -245,10 +288,15 @@ absl::StatusOr<std::vector<std::string>> Coordinator::Heartbeat(absl::string_vie
   return store_->Heartbeat(worker_id, clock_->NowUnixMs());
 }
 
-absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id) {
+absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, absl::string_view device_uuid) {
   if (worker_id.empty()) return Required("worker_id");
   absl::StatusOr<WorkerRecord> worker = store_->GetWorker(worker_id);
   if (!worker.ok()) return worker.status();
+  if (!device_uuid.empty()) {
+    absl::StatusOr<v1::WorkerInfo> one = WithOnlyDevice(worker->info, device_uuid);
+    if (!one.ok()) return one.status();
+    worker->info = std::move(*one);
+  }
   // Expired leases first, so that their jobs are back in the queue for this very request.
   if (absl::StatusOr<std::vector<Transition>> r = RequeueExpired(); !r.ok()) return r.status();
   const int64_t now = clock_->NowUnixMs();
@@ -282,8 +330,16 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
   // Results are judged against their baselines first (reads), then the whole report is one write.
   absl::StatusOr<v1::Job> job = store_->GetLeasedJob(lease_id, now);
   if (!job.ok()) return job.status();
-  std::vector<v1::Result> stored = results;
-  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, &stored);
+  // Copied only when a result needs its device filled in.
+  std::vector<v1::Result> with_devices;
+  const bool unnamed = std::any_of(results.begin(), results.end(),
+                                   [](const v1::Result& r) { return r.device().name().empty(); });
+  if (unnamed) {
+    with_devices = results;
+    if (absl::Status s = NameDevices(*job, &with_devices); !s.ok()) return s;
+  }
+  const std::vector<v1::Result>& stored = unnamed ? with_devices : results;
+  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, stored);
   if (!verdicts.ok()) return verdicts.status();
   absl::StatusOr<ReportOutcome> report =
       store_->AppendResults(lease_id, now, config_.lease_ttl.count(), progress, stored, *verdicts);
@@ -295,26 +351,38 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
   return ProgressOutcome{report->lease.expires_unix_ms, report->lease.job.state() == v1::CANCELLED_JOB};
 }
 
+absl::Status Coordinator::NameDevices(const v1::Job& job, std::vector<v1::Result>* results) {
+  absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
+  if (!worker.ok() && !absl::IsNotFound(worker.status())) return worker.status();
+  if (worker.ok() && !worker->info.devices().empty())
+    for (v1::Result& r : *results)
+      if (r.device().name().empty()) *r.mutable_device() = worker->info.devices(0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(const SeriesKey& series,
+                                                                            absl::string_view exclude_job_id) {
+  const std::shared_ptr<const BaselineCache::Entry> previous = baselines_.Find(series);
+  absl::StatusOr<std::vector<BaselineResult>> rows =
+      store_->BaselineResults(series, config_.baseline_branch, config_.regression.baseline_results, exclude_job_id,
+                              BaselineCache::Have(previous));
+  if (!rows.ok()) return rows.status();
+  return baselines_.Pool(series, *std::move(rows), previous);
+}
+
 absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,
-                                                                      std::vector<v1::Result>* results) {
-  if (std::any_of(results->begin(), results->end(), [](const v1::Result& r) { return r.device().name().empty(); })) {
-    absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
-    if (!worker.ok() && !absl::IsNotFound(worker.status())) return worker.status();
-    if (worker.ok() && !worker->info.devices().empty())
-      for (v1::Result& r : *results)
-        if (r.device().name().empty()) *r.mutable_device() = worker->info.devices(0);
-  }
+                                                                      const std::vector<v1::Result>& results) {
   const bool on_baseline_branch = LabelOf(job.spec(), "branch") == config_.baseline_branch;
-  std::vector<ResultVerdict> verdicts(results->size());
-  for (size_t i = 0; i < results->size(); ++i) {
-    const v1::Result& r = (*results)[i];
-    if (r.status() != v1::OK) continue;
-    absl::StatusOr<std::vector<BaselineResult>> baseline = store_->BaselineResults(
-        SeriesOf(r), config_.baseline_branch, config_.regression.baseline_results, job.job_id());
+  std::vector<ResultVerdict> verdicts(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const v1::Result& r = results[i];
+    // A plugin's variant is not the series of the suite's variant of that name: no verdict against it.
+    if (r.status() != v1::OK || !r.plugin_sha256().empty()) continue;
+    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(SeriesOf(r), job.job_id());
     if (!baseline.ok()) return baseline.status();
     const RegressionAnalysis a =
-        AnalyzeRegression(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
-                          r.timing().median_ns(), SamplesOf(*std::move(baseline)), config_.regression);
+        AnalyzeAgainstPooled(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
+                             r.timing().median_ns(), **baseline, config_.regression);
     // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
     verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns,
                                 on_baseline_branch && !r.problem().preset().empty()};

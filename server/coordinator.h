@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,10 @@
 #include "kbench/v1/coordinator.pb.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
+#include "server/baseline_cache.h"
 #include "server/clock.h"
 #include "server/observer.h"
+#include "server/plugin_store.h"
 #include "server/regression.h"
 #include "server/store.h"
 
@@ -30,6 +33,7 @@ struct CoordinatorConfig {
   RegressionConfig regression;                           // Verdicts of reported results.
   std::string baseline_branch = "main";                  // The "branch" label whose history is the baseline.
   double health_margin = 0.10;                           // A device this far below its model's median is unhealthy.
+  size_t baseline_cache_bytes = size_t{64} << 20;        // Series baselines kept in memory; 0: none.
 };
 
 struct SubmitOutcome {
@@ -71,6 +75,11 @@ class Coordinator {
   Coordinator(CoordinatorConfig config, Store* store, const Clock* clock, CoordinatorObserver* observer = nullptr);
 
   const CoordinatorConfig& config() const { return config_; }
+  // How the verdicts' baselines came about (see baseline_cache.h).
+  BaselineCache::Stats baseline_cache_stats() const { return baselines_.stats(); }
+  // Where uploaded kernel plugins are kept, for the check that a job's plugins exist. Must outlive
+  // the coordinator; without one, jobs naming a plugin are refused.
+  void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
 
   // User side.
   // Validates the spec (structure, then against the catalog of the workers its selector admits),
@@ -94,7 +103,9 @@ class Coordinator {
   // Returns the ids of cancelled jobs the worker still holds.
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id);
   // Requeues expired leases first, then grants the oldest queued job the worker can run, if any.
-  absl::StatusOr<LeaseOutcome> LeaseJob(absl::string_view worker_id);
+  // A device_uuid narrows the match to that device of the worker (one lease loop per device);
+  // INVALID_ARGUMENT when the worker registered no such device.
+  absl::StatusOr<LeaseOutcome> LeaseJob(absl::string_view worker_id, absl::string_view device_uuid = "");
   absl::StatusOr<ProgressOutcome> ReportProgress(absl::string_view lease_id, const v1::Progress* progress,
                                                  const std::vector<v1::Result>& results);
   absl::StatusOr<v1::Job> CompleteJob(absl::string_view lease_id, bool failed, absl::string_view error);
@@ -106,9 +117,21 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
-  // One verdict per result, against the baseline of each result's series. Results that name no
-  // device get the leasing worker's first device, so that they join a series.
-  absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, std::vector<v1::Result>* results);
+  // Results that name no device get the leasing worker's first device, so that they join a series.
+  absl::Status NameDevices(const v1::Job& job, std::vector<v1::Result>* results);
+  // One verdict per result, against the baseline of each result's series.
+  absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, const std::vector<v1::Result>& results);
+  // The series' baseline pooled, leaving out the results of exclude_job_id: the store lists its rows,
+  // baselines_ supplies the samples it holds.
+  absl::StatusOr<std::shared_ptr<const PooledBaseline>> Baseline(const SeriesKey& series,
+                                                                 absl::string_view exclude_job_id);
+  // Submit's checks of an ordinary job against the catalog (resolving its problems in place), and of
+  // a plugin or A/B job (its plugins stored; with the workers' own suite on both sides, its op and pairs).
+  absl::Status ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog, const std::vector<const v1::WorkerInfo*>& all,
+                                     const std::vector<const v1::WorkerInfo*>& matching, v1::JobSpec* spec) const;
+  absl::Status CheckPluginJob(const v1::JobSpec& spec, const std::vector<v1::OpInfo>& catalog) const;
+  // Stores the validated job QUEUED (or finds the one its idempotency key names).
+  absl::StatusOr<SubmitOutcome> InsertQueued(v1::JobSpec spec, absl::string_view idempotency_key);
   // "idle", "busy" or "lost", from the heartbeat's age.
   std::string WorkerState(const WorkerRecord& w, int64_t now_ms) const;
   // ran: the job was RUNNING when it finished, so its last attempt's duration is meaningful.
@@ -118,6 +141,8 @@ class Coordinator {
   Store* const store_;
   const Clock* const clock_;
   CoordinatorObserver* const observer_;
+  BaselineCache baselines_;
+  const PluginStore* plugins_ = nullptr;
 };
 
 }  // namespace kbench::server

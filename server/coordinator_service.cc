@@ -3,6 +3,9 @@
 
 #include <utility>
 
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
 #include "api/channel.h"
 
 namespace kbench::server {
@@ -146,7 +149,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::Heart
 grpc::Status CoordinatorService::LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req,
                                           v1::LeaseJobResponse* resp) {
   return Gated([&] {
-    absl::StatusOr<LeaseOutcome> r = coordinator_->LeaseJob(req->worker_id());
+    absl::StatusOr<LeaseOutcome> r = coordinator_->LeaseJob(req->worker_id(), req->device_uuid());
     if (!r.ok()) return ToGrpc(r.status());
     resp->set_granted(r->granted);
     if (r->granted) {
@@ -177,6 +180,79 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext*, const v1::Com
     absl::StatusOr<v1::Job> r = coordinator_->CompleteJob(req->lease_id(), req->failed(), req->error());
     if (!r.ok()) return ToGrpc(r.status());
     *resp->mutable_job() = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+namespace {
+
+constexpr size_t kPluginChunkBytes = 1 << 20;
+
+grpc::Status NoPluginStore() {
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                      "this coordinator keeps no kernel plugins (start it with --plugin_dir)");
+}
+
+}  // namespace
+
+grpc::Status CoordinatorService::UploadPlugin(grpc::ServerContext*, grpc::ServerReader<v1::UploadPluginRequest>* reader,
+                                              v1::UploadPluginResponse* resp) {
+  return Gated([&] {
+    if (plugins_ == nullptr) return NoPluginStore();
+    absl::StatusOr<std::unique_ptr<PluginStore::Upload>> upload = plugins_->BeginUpload();
+    if (!upload.ok()) return ToGrpc(upload.status());
+    v1::UploadPluginRequest chunk;
+    std::string expected;
+    bool first = true;
+    while (reader->Read(&chunk)) {
+      if (first) expected = chunk.expected_sha256();
+      first = false;
+      if (chunk.data().size() > kPluginChunkBytes)
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            absl::StrCat("data: at most ", kPluginChunkBytes, " bytes per message"));
+      if (absl::Status s = (*upload)->Append(chunk.data()); !s.ok()) return ToGrpc(s);
+    }
+    absl::StatusOr<StoredPlugin> stored = (*upload)->Finish(expected);
+    if (!stored.ok()) return ToGrpc(stored.status());
+    resp->set_sha256(stored->sha256);
+    resp->set_size_bytes(stored->size_bytes);
+    resp->set_already_stored(stored->already_stored);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::GetPluginInfo(grpc::ServerContext*, const v1::GetPluginInfoRequest* req,
+                                               v1::GetPluginInfoResponse* resp) {
+  return Gated([&] {
+    if (plugins_ == nullptr) return NoPluginStore();
+    absl::StatusOr<int64_t> size = plugins_->SizeOf(req->sha256());
+    if (!size.ok()) return ToGrpc(size.status());
+    resp->set_sha256(req->sha256());
+    resp->set_size_bytes(*size);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::GetPlugin(grpc::ServerContext*, const v1::GetPluginRequest* req,
+                                           grpc::ServerWriter<v1::PluginChunk>* writer) {
+  return Gated([&] {
+    if (plugins_ == nullptr) return NoPluginStore();
+    absl::StatusOr<std::string> path = plugins_->PathOf(req->sha256());
+    if (!path.ok()) return ToGrpc(path.status());
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) return grpc::Status(grpc::StatusCode::INTERNAL, absl::StrCat("cannot read ", *path));
+    in.seekg(0, std::ios::end);
+    const int64_t size = in.tellg();
+    in.seekg(0);
+    std::string buf(kPluginChunkBytes, '\0');
+    bool first = true;
+    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+      v1::PluginChunk chunk;
+      if (first) chunk.set_size_bytes(size);
+      first = false;
+      chunk.set_data(buf.data(), static_cast<size_t>(in.gcount()));
+      if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "the reader went away");
+    }
     return grpc::Status::OK;
   });
 }

@@ -4,6 +4,7 @@
 
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "server/coordinator.h"
+#include "server/plugin_store.h"
 #include "server/request_gate.h"
 
 namespace kbench::server {
@@ -35,6 +36,15 @@ class CoordinatorService final : public v1::Coordinator::Service {
                               v1::ReportProgressResponse* resp) override;
   grpc::Status CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest* req,
                            v1::CompleteJobResponse* resp) override;
+  grpc::Status UploadPlugin(grpc::ServerContext*, grpc::ServerReader<v1::UploadPluginRequest>* reader,
+                            v1::UploadPluginResponse* resp) override;
+  grpc::Status GetPluginInfo(grpc::ServerContext*, const v1::GetPluginInfoRequest* req,
+                             v1::GetPluginInfoResponse* resp) override;
+  grpc::Status GetPlugin(grpc::ServerContext*, const v1::GetPluginRequest* req,
+                         grpc::ServerWriter<v1::PluginChunk>* writer) override;
+
+  // Where plugins are kept; without one the plugin rpcs answer FAILED_PRECONDITION. Must outlive the service.
+  void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
 
  private:
   // Runs body() when admitted by the gate.
@@ -43,6 +53,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   Coordinator* coordinator_;
   RequestGate* gate_;
+  const PluginStore* plugins_ = nullptr;
 };
 
 }  // namespace kbench::server

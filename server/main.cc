@@ -4,6 +4,7 @@
 // On start it prints exactly two lines to stdout (tests read the bound ports from them):
 //   kbench-coordinator listening on <host>:<port>
 //   kbench-coordinator metrics on <host>:<port>
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +39,10 @@ ABSL_FLAG(std::string, db, "./kbench.db",
           "SQLite database file, created when missing; or a PostgreSQL URI (postgresql://user@host:port/dbname) "
           "for a fleet, where several coordinators share one database");
 ABSL_FLAG(int32_t, db_pool_size, 4, "PostgreSQL connections this coordinator keeps open");
+ABSL_FLAG(std::string, plugin_dir, "",
+          "Directory of uploaded kernel plugins (content-addressed); default: DB.plugins beside a SQLite "
+          "database, ./kbench-plugins with PostgreSQL (replicas must share it)");
+ABSL_FLAG(int64_t, max_plugin_bytes, int64_t{256} << 20, "Largest kernel plugin UploadPlugin accepts, in bytes");
 ABSL_FLAG(std::string, sqlite_synchronous, "full",
           "SQLite commits: 'full' fsyncs every commit (nothing lost even to a power loss); 'normal' fsyncs at "
           "checkpoints only (nothing lost to a coordinator crash or restart; the last commits may be lost to an "
@@ -53,6 +58,9 @@ ABSL_FLAG(double, regression_threshold, 0.03,
 ABSL_FLAG(double, regression_alpha, 0.01, "Significance level of the Mann-Whitney U test of a result vs its baseline");
 ABSL_FLAG(int32_t, baseline_results, 10, "Latest OK main-branch results of a series pooled into its baseline");
 ABSL_FLAG(std::string, baseline_branch, "main", "Value of the job label 'branch' whose history is the baseline");
+ABSL_FLAG(int64_t, baseline_cache_mb, 64,
+          "Memory for series baselines kept between verdicts, in MiB (the database still decides which results "
+          "form each baseline, so replicas never judge on a stale one); 0: none");
 ABSL_FLAG(double, health_margin, 0.10,
           "A worker is unhealthy when a device's calibrated copy bandwidth or f32/bf16 peak is below its GPU "
           "model's fleet median by more than this fraction");
@@ -69,7 +77,7 @@ const std::vector<std::string>& OwnFlags() {
   static const auto* names = new std::vector<std::string>{
       "listen", "db", "db_pool_size", "sqlite_synchronous", "metrics_listen", "lease_ttl_ms", "max_attempts",
       "worker_lost_after_ms", "heartbeat_interval_ms", "regression_threshold", "regression_alpha",
-      "baseline_results", "baseline_branch", "health_margin"};
+      "baseline_results", "baseline_branch", "baseline_cache_mb", "health_margin", "plugin_dir", "max_plugin_bytes"};
   return *names;
 }
 
@@ -79,6 +87,8 @@ struct ServerOptions {
   int db_pool_size = 4;
   bool sqlite_fsync_each_commit = true;
   std::string metrics_listen;
+  std::string plugin_dir;
+  int64_t max_plugin_bytes = 0;
   CoordinatorConfig coordinator;
 };
 
@@ -92,6 +102,9 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.listen = absl::GetFlag(FLAGS_listen);
   o.db = absl::GetFlag(FLAGS_db);
   o.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  o.plugin_dir = absl::GetFlag(FLAGS_plugin_dir);
+  if (o.plugin_dir.empty()) o.plugin_dir = IsPostgresUri(o.db) ? "./kbench-plugins" : o.db + ".plugins";
+  o.max_plugin_bytes = absl::GetFlag(FLAGS_max_plugin_bytes);
   o.coordinator.lease_ttl = std::chrono::milliseconds(absl::GetFlag(FLAGS_lease_ttl_ms));
   o.coordinator.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   o.coordinator.worker_lost_after = std::chrono::milliseconds(absl::GetFlag(FLAGS_worker_lost_after_ms));
@@ -103,6 +116,8 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.coordinator.regression.alpha = absl::GetFlag(FLAGS_regression_alpha);
   o.coordinator.regression.baseline_results = absl::GetFlag(FLAGS_baseline_results);
   o.coordinator.baseline_branch = absl::GetFlag(FLAGS_baseline_branch);
+  const int64_t baseline_cache_mb = absl::GetFlag(FLAGS_baseline_cache_mb);
+  o.coordinator.baseline_cache_bytes = static_cast<size_t>(std::max<int64_t>(0, baseline_cache_mb)) << 20;
   o.coordinator.health_margin = absl::GetFlag(FLAGS_health_margin);
   for (absl::Status s : {
            Check(o.listen.find(':') != std::string::npos, "--listen: expected host:port"),
@@ -120,6 +135,9 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
                  "--regression-alpha: must be in (0, 1)"),
            Check(o.coordinator.regression.baseline_results >= 1, "--baseline-results: must be >= 1"),
            Check(!o.coordinator.baseline_branch.empty(), "--baseline-branch: required"),
+           Check(baseline_cache_mb >= 0 && baseline_cache_mb <= (int64_t{1} << 20),
+                 "--baseline-cache-mb: must be in [0, 1048576]"),
+           Check(o.max_plugin_bytes > 0, "--max-plugin-bytes: must be > 0"),
            Check(o.coordinator.health_margin >= 0 && o.coordinator.health_margin < 1,
                  "--health-margin: must be in [0, 1)"),
        }) {
@@ -161,6 +179,12 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   SystemClock clock;
   Metrics metrics;
   Coordinator coordinator(options.coordinator, store->get(), &clock, &metrics);
+  absl::StatusOr<std::unique_ptr<PluginStore>> plugins = PluginStore::Open(options.plugin_dir, options.max_plugin_bytes);
+  if (!plugins.ok()) {
+    std::cerr << kProgram << ": --plugin-dir: " << plugins.status().message() << "\n";
+    return 1;
+  }
+  coordinator.set_plugin_store(plugins->get());
 
   std::unique_ptr<MetricsServer> metrics_server;
   if (!options.metrics_listen.empty()) {
@@ -174,6 +198,7 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
 
   RequestGate gate;
   CoordinatorService service(&coordinator, &gate);
+  service.set_plugin_store(plugins->get());
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, security.credentials(), &port);

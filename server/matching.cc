@@ -5,6 +5,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/custom_spec.h"
+#include "api/plugin_spec.h"
 
 namespace kbench::server {
 
@@ -38,13 +41,34 @@ int64_t MaxMatchingMemoryBytes(const v1::GpuSelector& selector, const std::vecto
 
 bool WorkerCanRun(const v1::WorkerInfo& worker, const v1::JobSpec& spec) {
   if (!WorkerMatches(spec.selector(), worker)) return false;
+  // A plugin brings its own ops (and an A/B job without op takes those both sides have): the worker
+  // plans it against the catalogs its runner reports (worker/plugin/plugin_job.h).
+  if (api::NeedsPluginPlanning(spec) && (!api::PluginHashes(spec).empty() || spec.op().empty())) return true;
   auto op = std::find_if(worker.catalog().begin(), worker.catalog().end(),
                          [&](const v1::OpInfo& o) { return o.name() == spec.op(); });
   if (op == worker.catalog().end()) return false;
+  // Custom kernels need the op's launch contract, which only workers that run them advertise.
+  if (!spec.custom_variants().empty() && !op->has_contract()) return false;
   return std::all_of(spec.variants().begin(), spec.variants().end(), [&](const std::string& name) {
+    if (api::IsCustomVariantName(name)) return true;  // the job brings it
     return std::any_of(op->variants().begin(), op->variants().end(),
                        [&](const v1::VariantInfo& v) { return v.name() == name; });
   });
+}
+
+absl::StatusOr<v1::WorkerInfo> WithOnlyDevice(const v1::WorkerInfo& worker, absl::string_view device_uuid) {
+  auto device = std::find_if(worker.devices().begin(), worker.devices().end(),
+                             [&](const v1::DeviceInfo& d) { return d.uuid() == device_uuid; });
+  if (device == worker.devices().end())
+    return absl::InvalidArgumentError(absl::StrCat("device_uuid: worker '", worker.worker_id(),
+                                                   "' registered no device '", device_uuid, "'"));
+  v1::WorkerInfo one = worker;
+  one.clear_devices();
+  one.clear_calibrations();
+  *one.add_devices() = *device;
+  for (const v1::Calibration& c : worker.calibrations())
+    if (c.device_uuid() == device_uuid) *one.add_calibrations() = c;
+  return one;
 }
 
 }  // namespace kbench::server

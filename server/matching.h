@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/worker.pb.h"
 
@@ -19,7 +21,12 @@ bool WorkerMatches(const v1::GpuSelector& selector, const v1::WorkerInfo& worker
 // The largest memory_bytes over the devices that match the selector, on workers that match it.
 int64_t MaxMatchingMemoryBytes(const v1::GpuSelector& selector, const std::vector<const v1::WorkerInfo*>& workers);
 
-// The worker matches the spec's selector and its catalog has the op and every variant the spec names.
+// The worker matches the spec's selector and its catalog has the op and every variant the spec names
+// (custom ones, "custom:<name>", come with the job); with custom variants, the op's launch contract.
 bool WorkerCanRun(const v1::WorkerInfo& worker, const v1::JobSpec& spec);
+
+// The worker narrowed to its device `device_uuid` (and that device's calibration), for matching a
+// lease that one device asks for. INVALID_ARGUMENT when the worker has no such device.
+absl::StatusOr<v1::WorkerInfo> WithOnlyDevice(const v1::WorkerInfo& worker, absl::string_view device_uuid);
 
 }  // namespace kbench::server

@@ -576,10 +576,12 @@ absl::StatusOr<std::vector<v1::Result>> PostgresStore::GetResults(absl::string_v
 
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::BaselineResults(const SeriesKey& series,
                                                                            absl::string_view branch, int limit,
-                                                                           absl::string_view exclude_job_id) {
+                                                                           absl::string_view exclude_job_id,
+                                                                           const HaveSamples& have_samples) {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
+    // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
     absl::StatusOr<Rows> r = c.Query(R"sql(
-SELECT job_id, median_ns, samples FROM results
+SELECT job_id, median_ns, samples, attempt, idx, xmin::text::bigint FROM results
 WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
   AND job_id != $8
 ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
@@ -595,8 +597,16 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
                                          .Int(limit));
     if (!r.ok()) return r.status();
     std::vector<BaselineResult> out;
-    for (int i = 0; i < r->size(); ++i)
-      out.push_back(BaselineResult{r->Text(i, 0), r->Double(i, 1), UnpackSorted(r->Text(i, 2))});
+    for (int i = 0; i < r->size(); ++i) {
+      BaselineResult& b = out.emplace_back();
+      b.job_id = r->Text(i, 0);
+      b.attempt = static_cast<int32_t>(r->Int(i, 3));
+      b.index = static_cast<int32_t>(r->Int(i, 4));
+      b.revision = r->Int(i, 5);
+      b.median_ns = r->Double(i, 1);
+      b.samples_omitted = have_samples && have_samples(b);
+      if (!b.samples_omitted) b.samples_ns = UnpackSorted(r->Text(i, 2));
+    }
     return out;
   });
 }

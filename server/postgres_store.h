@@ -43,7 +43,8 @@ class PostgresStore final : public Store {
 
   absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) override;
   absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series, absl::string_view branch,
-                                                              int limit, absl::string_view exclude_job_id) override;
+                                                              int limit, absl::string_view exclude_job_id,
+                                                              const HaveSamples& have_samples = nullptr) override;
   absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) override;
   absl::StatusOr<std::vector<SeriesPoint>> ListSeries() override;
 

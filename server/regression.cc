@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <utility>
 
 #include "api/mann_whitney.h"
@@ -30,7 +31,7 @@ double SortedMedian(const std::vector<double>& v) {
 
 // The runs pooled in ascending order: runs that come sorted (as the stores keep them) are merged
 // pairwise, log2(runs) passes over the pool; others are sorted first.
-std::vector<double> MergeRuns(const std::vector<std::vector<double>>& runs) {
+std::vector<double> MergeRuns(const std::vector<std::span<const double>>& runs) {
   std::vector<double> pooled;
   std::vector<size_t> bounds = {0};  // Run i is [bounds[i], bounds[i + 1]).
   for (const auto& run : runs) {
@@ -56,13 +57,16 @@ std::vector<double> MergeRuns(const std::vector<std::vector<double>>& runs) {
 
 }  // namespace
 
-RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,
-                                     const std::vector<std::vector<double>>& baseline,
-                                     const RegressionConfig& config) {
+PooledBaseline PoolBaseline(const std::vector<std::span<const double>>& runs) {
+  return PooledBaseline{static_cast<int>(runs.size()), MergeRuns(runs)};
+}
+
+RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double current_median_ns,
+                                        const PooledBaseline& baseline, const RegressionConfig& config) {
   RegressionAnalysis out;
-  if (baseline.empty()) return out;  // NO_BASELINE.
-  out.baseline_results = static_cast<int>(baseline.size());
-  std::vector<double> pooled = MergeRuns(baseline);
+  if (baseline.results == 0) return out;  // NO_BASELINE.
+  out.baseline_results = baseline.results;
+  const std::vector<double>& pooled = baseline.samples_ns;
   std::sort(current.begin(), current.end());
   out.baseline_samples = static_cast<int>(pooled.size());
   out.baseline_median_ns = SortedMedian(pooled);
@@ -79,6 +83,13 @@ RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current
   else if (out.change_fraction < -config.threshold) out.verdict = v1::FASTER;
   else out.verdict = v1::AMBIGUOUS;
   return out;
+}
+
+RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,
+                                     const std::vector<std::vector<double>>& baseline,
+                                     const RegressionConfig& config) {
+  const std::vector<std::span<const double>> runs(baseline.begin(), baseline.end());
+  return AnalyzeAgainstPooled(std::move(current), current_median_ns, PoolBaseline(runs), config);
 }
 
 }  // namespace kbench::server

@@ -15,6 +15,7 @@
 // samples make look significant) from being called regressions.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "kbench/v1/coordinator.pb.h"
@@ -40,9 +41,23 @@ struct RegressionAnalysis {
   int baseline_samples = 0;       // Samples pooled.
 };
 
-// current: the new result's raw samples. baseline: each baseline result's raw samples (a result
-// without samples adds none), cheapest when each comes sorted ascending. When current has no samples,
-// current_median_ns stands in for its median (the verdict is then AMBIGUOUS at best).
+// A series' baseline ready to judge against: every baseline result's samples pooled in ascending
+// order. It depends only on the baseline, so the coordinator keeps it across results (baseline_cache.h).
+struct PooledBaseline {
+  int results = 0;                 // Baseline results pooled; 0: no baseline.
+  std::vector<double> samples_ns;  // Ascending.
+};
+
+// Pools runs (each baseline result's raw samples; a result without samples adds none), cheapest when
+// each comes sorted ascending.
+PooledBaseline PoolBaseline(const std::vector<std::span<const double>>& runs);
+
+// current: the new result's raw samples. When it has none, current_median_ns stands in for its median
+// (the verdict is then AMBIGUOUS at best).
+RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double current_median_ns,
+                                        const PooledBaseline& baseline, const RegressionConfig& config);
+
+// The two above in one: AnalyzeAgainstPooled(current, ..., PoolBaseline(baseline), config).
 RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,
                                      const std::vector<std::vector<double>>& baseline,
                                      const RegressionConfig& config);

@@ -150,7 +150,7 @@ WHERE worker_id = ?1)sql");
 
 absl::StatusOr<InsertOutcome> SqliteStore::InsertJob(const v1::Job& job) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   if (!job.idempotency_key().empty()) {
     Statement q(statements_.get(), "SELECT job_id FROM jobs WHERE idempotency_key = ?1");
@@ -240,7 +240,7 @@ absl::StatusOr<std::map<v1::JobState, int64_t>> SqliteStore::CountJobsByState() 
 
 absl::StatusOr<Transition> SqliteStore::CancelJob(absl::string_view job_id, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadJob(job_id);
   if (!row.ok()) return row.status();
@@ -264,7 +264,7 @@ absl::StatusOr<std::optional<Lease>> SqliteStore::LeaseNextJob(absl::string_view
                                                                int64_t now_ms, int64_t ttl_ms,
                                                                absl::string_view lease_id) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   // Oldest first; a requeued job keeps its creation time and so goes to the front again.
   std::string chosen;
@@ -316,7 +316,7 @@ absl::Status SqliteStore::Extend(JobRow* row, int64_t now_ms, int64_t ttl_ms, co
 absl::StatusOr<Lease> SqliteStore::ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                                                const v1::Progress* progress) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
   if (!row.ok()) return row.status();
@@ -340,7 +340,7 @@ absl::StatusOr<ReportOutcome> SqliteStore::AppendResults(absl::string_view lease
     return absl::InvalidArgumentError(
         absl::StrCat("verdicts: ", verdicts.size(), " for ", results.size(), " results; give one per result or none"));
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
   if (!row.ok()) return row.status();
@@ -431,7 +431,7 @@ WHERE excluded.finished_ms >= series.finished_ms)sql");
 absl::StatusOr<Transition> SqliteStore::CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
                                                     absl::string_view error) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   absl::StatusOr<JobRow> row = LoadLiveLease(lease_id, now_ms);
   if (!row.ok()) return row.status();
@@ -452,7 +452,7 @@ WHERE job_id = ?1)sql");
 
 absl::StatusOr<std::vector<Transition>> SqliteStore::RequeueExpired(int64_t now_ms, int max_attempts) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   std::vector<JobRow> expired;
   {
@@ -544,10 +544,12 @@ absl::StatusOr<std::vector<v1::Result>> SqliteStore::GetResults(absl::string_vie
 
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
                                                                          absl::string_view branch, int limit,
-                                                                         absl::string_view exclude_job_id) {
+                                                                         absl::string_view exclude_job_id,
+                                                                         const HaveSamples& have_samples) {
   absl::MutexLock lock(&mu_);
+  // The rowid is the revision: INSERT OR REPLACE gives the new row a rowid above every existing one.
   Statement q(statements_.get(), R"sql(
-SELECT job_id, median_ns, samples FROM results
+SELECT job_id, median_ns, samples, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
   AND job_id != ?8
 ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
@@ -565,7 +567,15 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
     absl::StatusOr<bool> row = q.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out.push_back(BaselineResult{q.Text(0), q.Double(1), UnpackSorted(q.Blob(2))});
+    BaselineResult& b = out.emplace_back();
+    b.job_id = q.Text(0);
+    b.attempt = static_cast<int32_t>(q.Int(3));
+    b.index = static_cast<int32_t>(q.Int(4));
+    b.revision = q.Int(5);
+    b.median_ns = q.Double(1);
+    // SQLite reads a column only when asked: a sample blob the caller holds is never copied out.
+    b.samples_omitted = have_samples && have_samples(b);
+    if (!b.samples_omitted) b.samples_ns = UnpackSorted(q.BlobView(2));
   }
   return out;
 }
@@ -633,7 +643,7 @@ ORDER BY op, variant, shape, dtype, gpu_model)sql");
 absl::Status SqliteStore::UpsertWorker(const v1::WorkerInfo& info, int64_t now_ms) {
   if (info.worker_id().empty()) return absl::InvalidArgumentError("worker info has no worker_id");
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   Statement q(statements_.get(), R"sql(
 INSERT INTO workers (worker_id, info, last_heartbeat_ms) VALUES (?1, ?2, ?3)
@@ -646,7 +656,7 @@ ON CONFLICT(worker_id) DO UPDATE SET info = excluded.info, last_heartbeat_ms = e
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::Heartbeat(absl::string_view worker_id, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
-  Transaction tx(db_);
+  Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   Statement up(statements_.get(), "UPDATE workers SET last_heartbeat_ms = ?2 WHERE worker_id = ?1");
   up.BindText(1, worker_id).Bind(2, now_ms);

@@ -137,10 +137,20 @@ std::string Statement::Blob(int column) const {
   return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, column));
 }
 
+absl::string_view Statement::BlobView(int column) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  return p == nullptr ? absl::string_view() : absl::string_view(p, sqlite3_column_bytes(stmt_, column));
+}
+
 bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
 Transaction::Transaction(sqlite3* db) : db_(db) {
-  status_ = Exec(db_, "BEGIN IMMEDIATE");
+  status_ = Run("BEGIN IMMEDIATE");
+  open_ = status_.ok();
+}
+
+Transaction::Transaction(StatementCache* cache) : db_(cache->db_), cache_(cache) {
+  status_ = Run("BEGIN IMMEDIATE");
   open_ = status_.ok();
 }
 
@@ -148,9 +158,15 @@ Transaction::~Transaction() {
   if (open_) (void)Exec(db_, "ROLLBACK");
 }
 
+absl::Status Transaction::Run(const char* sql) {
+  if (cache_ == nullptr) return Exec(db_, sql);
+  Statement q(cache_, sql);
+  return q.Run();
+}
+
 absl::Status Transaction::Commit() {
   if (!status_.ok()) return status_;
-  absl::Status s = Exec(db_, "COMMIT");
+  absl::Status s = Run("COMMIT");
   if (s.ok()) open_ = false;
   return s;
 }

@@ -31,6 +31,7 @@ class StatementCache {
 
  private:
   friend class Statement;
+  friend class Transaction;
   // A statement for sql, taken out of the cache (so that two live Statements never share one), or null.
   sqlite3_stmt* Take(const std::string& sql);
   void Give(const std::string& sql, sqlite3_stmt* stmt);
@@ -71,6 +72,8 @@ class Statement {
   double Double(int column) const;
   std::string Text(int column) const;
   std::string Blob(int column) const;
+  // The blob without a copy, valid until the next Step, Reset or destruction.
+  absl::string_view BlobView(int column) const;
   bool IsNull(int column) const;
 
  private:
@@ -86,6 +89,8 @@ class Statement {
 class Transaction {
  public:
   explicit Transaction(sqlite3* db);
+  // The same, with BEGIN and COMMIT prepared once in cache (a store makes one transaction per call).
+  explicit Transaction(StatementCache* cache);
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
@@ -94,7 +99,10 @@ class Transaction {
   absl::Status Commit();
 
  private:
+  absl::Status Run(const char* sql);
+
   sqlite3* db_;
+  StatementCache* cache_ = nullptr;
   absl::Status status_;
   bool open_ = false;
 };

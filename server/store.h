@@ -86,10 +86,21 @@ struct ResultVerdict {
 
 // A result of a series' baseline: an OK result on the baseline branch.
 struct BaselineResult {
+  // (job_id, attempt, index, revision) names one stored version of the result: the key is never
+  // reused (an attempt's results are written only while its lease lives), and revision changes
+  // whenever the row is written again (a result sent twice), so samples cached under it never go stale.
   std::string job_id;
+  int32_t attempt = 0;
+  int32_t index = 0;
+  int64_t revision = 0;
   double median_ns = 0;
-  std::vector<double> samples_ns;  // Raw samples; empty when the result carried none.
+  std::vector<double> samples_ns;  // Raw samples, ascending; empty when the result carried none or omitted.
+  bool samples_omitted = false;    // The caller holds them (HaveSamples returned true).
 };
+
+// Asked by BaselineResults with a row's key fields set (not its samples): true when the caller already
+// holds that version's samples, which the store then need not read.
+using HaveSamples = std::function<bool(const BaselineResult&)>;
 
 // A stored OK result, as history shows it.
 struct HistoryRow {
@@ -184,10 +195,12 @@ class Store {
   // The results of the job's latest attempt, ordered by index; samples_ns cleared unless asked for.
   virtual absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) = 0;
   // The newest OK results of the series on branch (by finished time), newest first, at most limit,
-  // leaving out the results of job exclude_job_id.
+  // leaving out the results of job exclude_job_id. Rows for which have_samples (when given) returns
+  // true come without their samples (samples_omitted).
   virtual absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series,
                                                                       absl::string_view branch, int limit,
-                                                                      absl::string_view exclude_job_id) = 0;
+                                                                      absl::string_view exclude_job_id,
+                                                                      const HaveSamples& have_samples = nullptr) = 0;
   // OK results matching the query, newest first.
   virtual absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) = 0;
   // The latest tracked point of every series that has one, ordered by series.

@@ -1,5 +1,12 @@
 #include "worker/agent.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "api/plugin_spec.h"
 #include "worker/lease_reporter.h"
 
 namespace kbench::worker {
@@ -18,18 +25,60 @@ std::shared_ptr<grpc::Channel> CoordinatorChannel(const api::ChannelOptions& opt
   return grpc::CreateCustomChannel(options.address, credentials.ok() ? *credentials : nullptr, args);
 }
 
+std::string PluginCacheDir(const AgentConfig& config) {
+  if (!config.plugin_cache_dir.empty()) return config.plugin_cache_dir;
+  return absl::StrCat(std::filesystem::temp_directory_path().string(), "/kbench-plugins-", getuid());
+}
+
 }  // namespace
 
 Agent::Agent(AgentConfig config, WorkerNode& node)
     : config_(std::move(config)),
       node_(node),
       stub_(v1::Coordinator::NewStub(CoordinatorChannel(config_.coordinator))),
-      heartbeat_(config_.default_heartbeat) {}
+      plugin_cache_(PluginCacheDir(config_), config_.max_plugin_bytes),
+      heartbeat_(config_.default_heartbeat) {
+  for (int i = 0; i < node_.device_count(); ++i)
+    plugin_jobs_.push_back(std::make_unique<PluginJobRunner>(
+        node_.catalog(), dynamic_cast<IsolatedBackend*>(&node_.backend(i)), &plugin_cache_,
+        [this](const std::string& sha, const std::function<absl::Status(absl::string_view)>& write) {
+          return FetchPlugin(sha, write);
+        }));
+}
+
+absl::Status Agent::FetchPlugin(const std::string& sha256,
+                                const std::function<absl::Status(absl::string_view)>& write) {
+  // A plugin of hundreds of MiB takes longer than an ordinary call.
+  std::unique_ptr<grpc::ClientContext> ctx = api::MakeContext(config_.coordinator, std::chrono::minutes(10));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return absl::CancelledError("the agent is stopping");
+    in_flight_.insert(ctx.get());
+  }
+  v1::GetPluginRequest request;
+  request.set_sha256(sha256);
+  std::unique_ptr<grpc::ClientReader<v1::PluginChunk>> reader = stub_->GetPlugin(ctx.get(), request);
+  v1::PluginChunk chunk;
+  absl::Status written = absl::OkStatus();
+  while (written.ok() && reader->Read(&chunk)) written = write(chunk.data());
+  if (!written.ok()) ctx->TryCancel();
+  grpc::Status s = reader->Finish();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.erase(ctx.get());
+  }
+  if (!written.ok()) return written;
+  return api::FromGrpc(s);
+}
 
 Agent::~Agent() { Stop(); }
 
 void Agent::Start() {
-  lease_thread_ = std::thread([this] { LeaseLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    lease_loops_ = node_.device_count();
+  }
+  for (int i = 0; i < node_.device_count(); ++i) lease_threads_.emplace_back([this, i] { LeaseLoop(i); });
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
@@ -38,10 +87,11 @@ void Agent::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     for (grpc::ClientContext* ctx : in_flight_) ctx->TryCancel();
-    if (running_ != nullptr) running_->Cancel();
+    for (DeviceLease* device : running_) device->Cancel();
   }
   cv_.notify_all();
-  if (lease_thread_.joinable()) lease_thread_.join();
+  for (std::thread& t : lease_threads_)
+    if (t.joinable()) t.join();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
 }
 
@@ -155,14 +205,15 @@ void Agent::HeartbeatLoop() {
   }
 }
 
-void Agent::LeaseLoop() {
-  // Whatever ends the loop: Drain() waits for it.
+void Agent::LeaseLoop(int device_index) {
+  // Whatever ends the loop: Drain() waits for every device's.
   struct Ended {
     Agent* agent;
     ~Ended() {
       {
         std::lock_guard<std::mutex> lock(agent->mu_);
-        agent->drained_ = agent->draining_ && !agent->stopping_;  // Stop() abandons: not drained.
+        // Stop() abandons: not drained.
+        if (--agent->lease_loops_ == 0) agent->drained_ = agent->draining_ && !agent->stopping_;
       }
       agent->cv_.notify_all();
     }
@@ -172,7 +223,7 @@ void Agent::LeaseLoop() {
   Backoff idle(config_.idle_initial, config_.idle_max);
   Backoff retry(config_.retry_initial, config_.retry_max);
   while (EnsureRegistered(kWakeOnDrain)) {
-    absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice();
+    absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice(device_index);
     if (!device.ok()) {
       if (absl::IsUnavailable(device.status())) return;    // Shutting down.
       if (!WaitFor(idle.Next(), kWakeOnDrain)) return;      // A direct RunJob holds the device.
@@ -182,6 +233,8 @@ void Agent::LeaseLoop() {
     const std::string id = worker_id();
     v1::LeaseJobRequest request;
     request.set_worker_id(id);
+    // Only jobs this device can run: on a worker of several GPU models, a selector for one model.
+    request.set_device_uuid(node_.backend(device_index).device().uuid());
     v1::LeaseJobResponse response;
     grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); });
     if (!s.ok()) {
@@ -207,16 +260,19 @@ void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
   device.set_job_id(job.job_id());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    running_ = &device;
+    running_.insert(&device);
     if (stopping_) device.Cancel();
   }
   struct Unregister {
     Agent* agent;
+    DeviceLease* device;
     ~Unregister() {
       std::lock_guard<std::mutex> lock(agent->mu_);
-      agent->running_ = nullptr;
+      agent->running_.erase(device);
     }
-  } unregister{this};
+  } unregister{this, &device};
+  JobRunner& runner = node_.runner(device.device_index());
+  PluginJobRunner& plugin_jobs = *plugin_jobs_.at(device.device_index());
 
   Backoff retry(config_.retry_initial, config_.retry_max);
   auto complete = [&](bool failed, const std::string& error) {
@@ -231,13 +287,26 @@ void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
     }
   };
 
-  absl::StatusOr<JobPlan> plan = node_.runner().Plan(job.spec());
-  if (!plan.ok()) return complete(true, plan.status().ToString());
-
   const JobContext context{.job_id = job.job_id(), .worker_id = worker_id(), .attempt = job.attempts()};
-  LeaseReporter reporter(
-      *stub_, [this](const auto& fn) { return Call(fn); }, leased, static_cast<int32_t>(plan->items.size()), device);
-  node_.runner().Run(*plan, context, device.cancel(), [&](const v1::RunJobEvent& e) { reporter.OnEvent(e); });
+  // A plugin or A/B job is planned against the catalogs its runner reports; any other against ours.
+  std::optional<PluginJobPlan> plugin_plan;
+  std::optional<JobPlan> plan;
+  if (api::NeedsPluginPlanning(job.spec())) {
+    absl::StatusOr<PluginJobPlan> p = plugin_jobs.Plan(job.spec());
+    if (!p.ok()) return complete(true, p.status().ToString());
+    plugin_plan = std::move(*p);
+  } else {
+    absl::StatusOr<JobPlan> p = runner.Plan(job.spec());
+    if (!p.ok()) return complete(true, p.status().ToString());
+    plan = std::move(*p);
+  }
+  const int32_t total = plugin_plan ? plugin_plan->results_total : static_cast<int32_t>(plan->items.size());
+  LeaseReporter reporter(*stub_, [this](const auto& fn) { return Call(fn); }, leased, total, device);
+  const EventSink sink = [&](const v1::RunJobEvent& e) { reporter.OnEvent(e); };
+  if (plugin_plan)
+    plugin_jobs.Run(*plugin_plan, context, device.cancel(), sink);
+  else
+    runner.Run(*plan, context, device.cancel(), sink);
   // A lost lease: the coordinator has given the job to another attempt. Stopping: abandoned, and
   // re-queued when the lease expires.
   while (!reporter.lease_lost() && !reporter.Flush()) {

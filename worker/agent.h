@@ -3,7 +3,9 @@
 // again when the coordinator has forgotten the worker, e.g. a restart on a new database), leases
 // jobs, runs them with the JobRunner, reports each result as it comes (LeaseReporter: results the
 // coordinator did not acknowledge go again with the next report) and completes the job. Drain()
-// (kbench-worker's first SIGTERM) stops leasing once the running job is completed.
+// (kbench-worker's first SIGTERM) stops leasing once the running jobs are completed.
+// One lease loop per device of the node, each asking for jobs its own device can run: a worker of
+// several GPUs runs one job on each at once, and a fault on one device's runner leaves the others'.
 #pragma once
 
 #include <chrono>
@@ -14,10 +16,13 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "api/channel.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "worker/backoff.h"
+#include "worker/plugin/plugin_cache.h"
+#include "worker/plugin/plugin_job.h"
 #include "worker/worker_node.h"
 
 namespace kbench::worker {
@@ -33,6 +38,10 @@ struct AgentConfig {
   std::chrono::milliseconds default_heartbeat{5'000};
   // Called after each successful registration with the worker id (a new one after re-registration).
   std::function<void(const std::string& worker_id)> on_registered;
+  // Kernel plugins fetched from the coordinator (worker/plugin/plugin_cache.h); empty: a folder in
+  // the temporary directory.
+  std::string plugin_cache_dir;
+  int64_t max_plugin_bytes = int64_t{256} << 20;
 };
 
 class Agent {
@@ -46,18 +55,19 @@ class Agent {
   // Returns promptly: wakes every wait, cancels in-flight calls and the running job (abandoned: its
   // lease expires and the coordinator queues it again), joins the threads.
   void Stop();
-  // Stops leasing: a job already leased (running, or granted by a LeaseJob call in flight) runs to
-  // its end and is reported and completed as usual; no new one is leased. Heartbeats go on until
-  // Stop(). Returns at once; WaitDrained() says when the lease loop has ended.
+  // Stops leasing: every job already leased (running, or granted by a LeaseJob call in flight) runs
+  // to its end and is reported and completed as usual; no new one is leased. Heartbeats go on until
+  // Stop(). Returns at once; WaitDrained() says when every lease loop has ended.
   void Drain();
-  // Blocks until the lease loop has ended after Drain() (true), or until Stop() (false unless it had
-  // drained before).
+  // Blocks until every lease loop has ended after Drain() (true), or until Stop() (false unless it
+  // had drained before).
   bool WaitDrained();
 
   std::string worker_id() const;
 
  private:
-  void LeaseLoop();
+  // Leases and runs jobs for the node's device `device_index`, one at a time.
+  void LeaseLoop(int device_index);
   void HeartbeatLoop();
   // Registers unless registered; retries with backoff. False when stopping (or draining, with
   // `wake_on_drain`).
@@ -65,6 +75,8 @@ class Agent {
   // The coordinator no longer knows `id`: the next EnsureRegistered registers again.
   void Forget(const std::string& id);
   void RunLeased(const v1::LeaseJobResponse& lease, DeviceLease& device);
+  // GetPlugin from the coordinator, written piece by piece (a PluginFetcher).
+  absl::Status FetchPlugin(const std::string& sha256, const std::function<absl::Status(absl::string_view)>& write);
   // Waits up to d or until Stop() (or Drain(), with `wake_on_drain`); false when stopping (or draining).
   bool WaitFor(std::chrono::milliseconds d, bool wake_on_drain = false);
   bool stopping() const;
@@ -77,19 +89,24 @@ class Agent {
   const AgentConfig config_;
   WorkerNode& node_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
+  PluginCache plugin_cache_;
+  // Plugin and A/B jobs (worker/plugin/plugin_job.h), one per device: each talks to its device's runner.
+  std::vector<std::unique_ptr<PluginJobRunner>> plugin_jobs_;
 
   std::mutex register_mu_;  // One registration at a time (lease loop and heartbeat may both need it).
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;                      // Guarded by mu_.
   bool draining_ = false;                      // Guarded by mu_.
-  bool drained_ = false;                       // Guarded by mu_. The lease loop ended while draining.
+  bool drained_ = false;                       // Guarded by mu_. Every lease loop ended while draining.
+  int lease_loops_ = 0;                        // Guarded by mu_. Lease loops not yet ended.
   std::string worker_id_;                      // Guarded by mu_. Empty: not registered.
   std::string last_id_;                        // Guarded by mu_. Asked for again on re-registration.
   std::chrono::milliseconds heartbeat_{5'000};  // Guarded by mu_.
   std::set<grpc::ClientContext*> in_flight_;   // Guarded by mu_.
-  DeviceLease* running_ = nullptr;             // Guarded by mu_.
-  std::thread lease_thread_, heartbeat_thread_;
+  std::set<DeviceLease*> running_;             // Guarded by mu_. One per device at most.
+  std::vector<std::thread> lease_threads_;
+  std::thread heartbeat_thread_;
 };
 
 }  // namespace kbench::worker

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/op.h"
+#include "kbench/v1/custom.pb.h"
 #include "kbench/v1/device.pb.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
@@ -30,6 +31,22 @@ class Backend {
   virtual v1::Result MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
                                 const kernels::Problem& problem, const v1::MeasurementSettings& settings,
                                 const CancelFlag& cancel) = 0;
+
+  // Checks and times a job's custom kernel (worker/custom/README.md) as variant "custom:<name>".
+  // Custom code runs only in a runner child process (IsolatedBackend); any other backend answers
+  // SKIPPED.
+  virtual v1::Result MeasureCustom(const kernels::OpDef& op, const v1::CustomVariant& custom,
+                                   const kernels::Problem& problem, const v1::MeasurementSettings& settings,
+                                   const CancelFlag& cancel) {
+    (void)problem, (void)settings, (void)cancel;
+    v1::Result r;
+    r.set_op(op.name);
+    r.set_variant("custom:" + custom.name());
+    *r.mutable_device() = device();
+    r.set_status(v1::SKIPPED);
+    r.set_status_message("custom kernels run only in a CUDA runner child process (kbench-worker --isolation process)");
+    return r;
+  }
 
   // True once the device context is unusable (a sticky CUDA error): the runner process that owns
   // it must exit, and the worker starts a fresh one.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,14 @@ std::string ResolveBackendKind(const std::string& kind) {
   return "cpu";
 }
 
+int VisibleCudaDevices() {
+#ifdef KBENCH_HAVE_CUDA
+  return CudaDeviceCount();
+#else
+  return -1;
+#endif
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& options) {
   const std::string kind = ResolveBackendKind(options.kind);
   if (kind != "cpu" && kind != "cuda")
@@ -44,10 +53,13 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& optio
     config.backend = kind;
     config.device = options.device;
     config.quick_calibration = options.quick_calibration;
+    const int ordinal = kind == "cpu" ? std::max(options.cpu_device, 0) : options.device;
     config.log_path = options.runner_log.empty()
                           ? absl::StrCat(std::filesystem::temp_directory_path().string(), "/kbench-runner-",
-                                         getpid(), "-", kind, options.device, ".log")
+                                         getpid(), "-", kind, ordinal, ".log")
                           : options.runner_log;
+    if (kind == "cpu" && options.cpu_device >= 0)
+      config.extra_args.insert(config.extra_args.end(), {"--cpu_device", std::to_string(options.cpu_device)});
     if (access(config.runner_path.c_str(), X_OK) != 0)
       return absl::FailedPreconditionError(absl::StrCat("runner not found at ", config.runner_path));
     auto b = IsolatedBackend::Create(std::move(config), kind == "cuda" ? kernels::Backend::kCuda : kernels::Backend::kCpu);
@@ -57,7 +69,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& optio
   if (options.isolation != "none")
     return absl::InvalidArgumentError(absl::StrCat("--isolation: unknown mode '", options.isolation, "' (known: process, none)"));
   if (kind == "cpu")
-    return std::unique_ptr<Backend>(new CpuBackend(CpuBackendOptions{.quick_calibration = options.quick_calibration}));
+    return std::unique_ptr<Backend>(new CpuBackend(
+        CpuBackendOptions{.quick_calibration = options.quick_calibration, .device_index = options.cpu_device}));
 #ifdef KBENCH_HAVE_CUDA
   auto b = CudaBackend::Create(options.device, CudaCalibrationOptions{.quick = options.quick_calibration});
   if (!b.ok()) return b.status();

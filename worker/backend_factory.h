@@ -14,6 +14,7 @@ struct BackendOptions {
   std::string kind = "auto";         // auto, cpu or cuda
   std::string isolation = "process";  // process or none
   int device = 0;                    // CUDA device ordinal
+  int cpu_device = -1;               // cpu: device i of a multi-device test worker; -1: the host
   bool quick_calibration = false;
   std::string runner_path;           // Empty: kbench-runner beside this executable.
   std::string runner_log;            // Empty: a file in the temporary directory.
@@ -21,6 +22,9 @@ struct BackendOptions {
 
 // "cpu" or "cuda": what "auto" means on this machine.
 std::string ResolveBackendKind(const std::string& kind);
+
+// CUDA devices visible to this process; -1 in a build without CUDA.
+int VisibleCudaDevices();
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& options);
 

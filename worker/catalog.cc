@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "worker/convert.h"
+#include "worker/custom/contract.h"
 
 namespace kbench::worker {
 
@@ -41,6 +42,10 @@ v1::OpInfo ToOpInfo(const kernels::OpDef& op, const std::set<kernels::Backend>& 
   }
   for (const auto& f : op.flags) info.add_flags(f);
   info.set_max_dim_value(op.max_dim);
+  // Custom kernels run on CUDA devices only (worker/custom/README.md).
+  if (backends.contains(kernels::Backend::kCuda)) {
+    if (std::optional<v1::LaunchContract> contract = MakeLaunchContract(op)) *info.mutable_contract() = *contract;
+  }
   return info;
 }
 

@@ -13,7 +13,8 @@
 namespace kbench::worker {
 
 // The op with only the variants whose backend is in `backends`; its dtypes are those any kept
-// variant supports, in the op's order. Presets become problems with named dims.
+// variant supports, in the op's order. Presets become problems with named dims. With the CUDA backend,
+// the op's launch contract for custom kernels when it has one.
 v1::OpInfo ToOpInfo(const kernels::OpDef& op, const std::set<kernels::Backend>& backends);
 
 class Catalog {

@@ -30,7 +30,7 @@ void SetError(v1::Result* r, const absl::Status& s) {
 CpuBackend::CpuBackend(CpuBackendOptions options) : CpuBackend(options, ReadCpuHostInfo()) {}
 
 CpuBackend::CpuBackend(CpuBackendOptions options, CpuHostInfo host)
-    : options_(options), host_(std::move(host)), device_(MakeCpuDeviceInfo(host_)) {}
+    : options_(options), host_(std::move(host)), device_(MakeCpuDeviceInfo(host_, options.device_index)) {}
 
 absl::StatusOr<v1::Calibration> CpuBackend::Calibrate() {
   return CalibrateCpu({.threads = host_.threads, .llc_bytes = host_.llc_bytes, .quick = options_.quick_calibration},

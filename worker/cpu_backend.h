@@ -14,6 +14,8 @@ namespace kbench::worker {
 
 struct CpuBackendOptions {
   bool quick_calibration = false;
+  // >= 0: CPU "device" i of a multi-device test worker (MakeCpuDeviceInfo); -1: the host.
+  int device_index = -1;
 };
 
 class CpuBackend final : public Backend {

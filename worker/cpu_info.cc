@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -127,12 +128,13 @@ CpuHostInfo ReadCpuHostInfo() {
   return h;
 }
 
-v1::DeviceInfo MakeCpuDeviceInfo(const CpuHostInfo& host) {
+v1::DeviceInfo MakeCpuDeviceInfo(const CpuHostInfo& host, int device_index) {
   v1::DeviceInfo d;
   d.set_backend(v1::BACKEND_CPU);
   d.set_name(host.model);
-  d.set_uuid(CpuDeviceUuid(host.hostname));
-  d.set_index(0);
+  d.set_uuid(device_index < 0 ? CpuDeviceUuid(host.hostname)
+                               : absl::StrCat(CpuDeviceUuid(host.hostname), "-cpu", device_index));
+  d.set_index(std::max(device_index, 0));
   d.set_multiprocessor_count(host.threads);
   d.set_memory_bytes(host.memory_bytes);
   d.set_l2_cache_bytes(host.llc_bytes);

@@ -35,6 +35,8 @@ std::string CpuDeviceUuid(absl::string_view hostname);
 
 int UsableThreads();
 CpuHostInfo ReadCpuHostInfo();
-v1::DeviceInfo MakeCpuDeviceInfo(const CpuHostInfo& host);
+// device_index >= 0: one of several CPU "devices" of one worker (kbench-worker --cpu-devices, for
+// tests of the multi-device paths): uuid "<host uuid>-cpu<i>" and that index; -1: the host itself.
+v1::DeviceInfo MakeCpuDeviceInfo(const CpuHostInfo& host, int device_index = -1);
 
 }  // namespace kbench::worker

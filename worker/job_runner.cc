@@ -1,10 +1,13 @@
 #include "worker/job_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/custom_spec.h"
 #include "api/names.h"
+#include "api/plugin_spec.h"
 #include "api/validate.h"
 #include "worker/convert.h"
 #include "worker/settings.h"
@@ -21,6 +24,8 @@ int64_t NowUnixMs() {
 
 absl::StatusOr<JobPlan> JobRunner::Plan(v1::JobSpec spec) const {
   if (absl::Status s = api::ValidateSpecStructure(spec); !s.ok()) return s;
+  if (api::NeedsPluginPlanning(spec))  // worker/plugin/plugin_job.h plans those, in the agent.
+    return absl::InvalidArgumentError("spec.ab, spec.plugin_sha256: plugin and A/B jobs run through a coordinator");
   const v1::OpInfo* info = catalog_.FindInfo(spec.op());
   if (info == nullptr)
     return absl::InvalidArgumentError(
@@ -45,6 +50,12 @@ absl::StatusOr<JobPlan> JobRunner::Plan(v1::JobSpec spec) const {
       plan.items.push_back({.index = static_cast<int32_t>(plan.items.size()),
                             .problem = p,
                             .variant = plan.op->find_variant(v->name())});
+    // Custom kernels after the built-in ladder: every one, or those spec.variants names.
+    for (int c = 0; c < spec.custom_variants_size(); ++c) {
+      const std::string name = api::CustomVariantName(spec.custom_variants(c));
+      if (spec.variants().empty() || std::find(spec.variants().begin(), spec.variants().end(), name) != spec.variants().end())
+        plan.items.push_back({.index = static_cast<int32_t>(plan.items.size()), .problem = p, .custom_index = c});
+    }
   }
   plan.spec = std::move(spec);
   return plan;
@@ -55,10 +66,12 @@ void JobRunner::Run(const JobPlan& plan, const JobContext& context, const Cancel
   const v1::DeviceInfo device = backend_.device();
   for (const WorkItem& item : plan.items) {
     const kernels::Problem problem = ToKernelProblem(item.problem);
+    const v1::CustomVariant* custom = item.custom_index >= 0 ? &plan.spec.custom_variants(item.custom_index) : nullptr;
+    const std::string variant_name = custom ? api::CustomVariantName(*custom) : item.variant->name;
     v1::Result result;
     if (cancel.cancelled()) {
       result.set_op(plan.op->name);
-      result.set_variant(item.variant->name);
+      result.set_variant(variant_name);
       *result.mutable_device() = device;
       result.set_status(v1::CANCELLED);
       result.set_status_message("the job was cancelled before this item ran");
@@ -66,9 +79,10 @@ void JobRunner::Run(const JobPlan& plan, const JobContext& context, const Cancel
       v1::RunJobEvent progress;
       progress.mutable_progress()->set_results_done(item.index);
       progress.mutable_progress()->set_results_total(total);
-      progress.mutable_progress()->set_current(absl::StrCat(plan.op->name, " ", item.variant->name, " ", problem.label()));
+      progress.mutable_progress()->set_current(absl::StrCat(plan.op->name, " ", variant_name, " ", problem.label()));
       sink(progress);
-      result = backend_.MeasureOne(*plan.op, *item.variant, problem, plan.settings, cancel);
+      result = custom ? backend_.MeasureCustom(*plan.op, *custom, problem, plan.settings, cancel)
+                      : backend_.MeasureOne(*plan.op, *item.variant, problem, plan.settings, cancel);
     }
     result.set_job_id(context.job_id);
     result.set_index(item.index);

@@ -29,6 +29,8 @@ struct WorkItem {
   int32_t index = 0;
   v1::Problem problem;  // Named dims in the op's order, a dtype, and the preset it came from.
   const kernels::Variant* variant = nullptr;
+  // >= 0: the item is spec.custom_variants[custom_index] (worker/custom/), and variant is null.
+  int custom_index = -1;
 };
 
 // A validated job: the resolved spec, its op, its settings with defaults, and its items in order.

@@ -31,6 +31,7 @@
 #include "worker/agent.h"
 #include "worker/calibration_cache.h"
 #include "worker/backend_factory.h"
+#include "worker/device_selection.h"
 #include "worker/worker_node.h"
 #include "worker/worker_service.h"
 
@@ -42,11 +43,24 @@ ABSL_FLAG(std::vector<std::string>, label, {}, "Labels k=v, repeatable or comma-
 ABSL_FLAG(std::string, backend, "auto", "Backend: auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(std::string, isolation, "process",
           "process: kernels run in a kbench-runner child that is restarted after a fault or a hang; none: in this process");
-ABSL_FLAG(int, device, 0, "CUDA device ordinal");
-ABSL_FLAG(std::string, runner_log, "", "File for the runner's output (default: a file in the temporary directory)");
+ABSL_FLAG(int, device, -1, "One CUDA device ordinal: the one-GPU form of --devices (default: see --devices)");
+ABSL_FLAG(std::string, devices, "",
+          "CUDA devices, one runner child and one job at a time each: all (the default) or a comma list of "
+          "ordinals (0,1)");
+ABSL_FLAG(int, cpu_devices, 0,
+          "CPU backend: N test \"devices\" that share the host (uuids <host uuid>-cpu0...), one runner and one job "
+          "each, to exercise the multi-device paths without a GPU; 0: the host as one device");
+ABSL_FLAG(std::string, runner_log, "",
+          "File for the runner's output, with .<device index> appended when there are several devices (default: a "
+          "file per runner in the temporary directory)");
 ABSL_FLAG(std::string, calibration_cache, "",
-          "Calibration cache file; default $XDG_CACHE_HOME or ~/.cache/kbench/calibration-<device uuid>.txt");
+          "Calibration cache file, with .<device uuid> appended when there are several devices; default "
+          "$XDG_CACHE_HOME or ~/.cache/kbench/calibration-<device uuid>.txt");
 ABSL_FLAG(bool, recalibrate, false, "Measure the device's ceilings even when the cache holds them");
+ABSL_FLAG(std::string, plugin_cache, "",
+          "Folder of the kernel plugins fetched for jobs, by SHA-256 (default: kbench-plugins-UID in the temporary "
+          "directory)");
+ABSL_FLAG(int64_t, max_plugin_bytes, int64_t{256} << 20, "Largest kernel plugin this worker fetches, in bytes");
 ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still measured): for tests");
 ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator (a worker-role token); default $KBENCH_TOKEN");
 ABSL_FLAG(std::string, tls_ca, "",
@@ -113,6 +127,52 @@ std::string HostName() {
   return buf;
 }
 
+// One backend (a runner child, by default) per selected device, each calibrated or taken from its
+// own cache entry (by uuid) before the worker registers.
+absl::StatusOr<std::vector<std::unique_ptr<Backend>>> MakeCalibratedBackends() {
+  const std::string kind = ResolveBackendKind(absl::GetFlag(FLAGS_backend));
+  if (kind != "cpu" && kind != "cuda")
+    return absl::InvalidArgumentError(absl::StrCat("--backend: unknown backend '", kind, "' (known: auto, cpu, cuda)"));
+  const int visible_gpus = kind == "cuda" ? VisibleCudaDevices() : 0;
+  if (visible_gpus < 0) return absl::InvalidArgumentError("--backend: this build has no CUDA backend (KBENCH_CUDA=OFF)");
+  absl::StatusOr<std::vector<SelectedDevice>> selected =
+      SelectDevices({.kind = kind,
+                     .devices = absl::GetFlag(FLAGS_devices),
+                     .device = absl::GetFlag(FLAGS_device),
+                     .cpu_devices = absl::GetFlag(FLAGS_cpu_devices),
+                     .visible_gpus = visible_gpus});
+  if (!selected.ok()) return selected.status();
+  const int count = static_cast<int>(selected->size());
+  const std::string runner_log = absl::GetFlag(FLAGS_runner_log);
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (int i = 0; i < count; ++i) {
+    const SelectedDevice& d = (*selected)[i];
+    absl::StatusOr<std::unique_ptr<Backend>> made =
+        MakeBackend({.kind = kind,
+                     .isolation = absl::GetFlag(FLAGS_isolation),
+                     .device = d.ordinal,
+                     .cpu_device = d.cpu_device,
+                     .quick_calibration = absl::GetFlag(FLAGS_quick_calibration),
+                     .runner_log = runner_log.empty() || count == 1 ? runner_log : absl::StrCat(runner_log, ".", i)});
+    if (!made.ok()) return made.status();
+    Backend& backend = **made;
+    absl::StatusOr<CalibrationOutcome> calibration = LoadOrCalibrate(
+        backend, {.path = CalibrationCachePathFor(absl::GetFlag(FLAGS_calibration_cache), count, backend.device().uuid()),
+                  .recalibrate = absl::GetFlag(FLAGS_recalibrate),
+                  .quick = absl::GetFlag(FLAGS_quick_calibration)});
+    if (!calibration.ok()) return calibration.status();
+    const v1::Calibration& c = calibration->calibration;
+    std::cerr << "kbench-worker: device " << i << " " << backend.device().name() << " (" << backend.device().uuid()
+              << "): copy " << c.copy_bytes_per_second() / 1e9 << " GB/s, f32 "
+              << c.peak_flops_per_second().at("f32") / 1e9 << " GFLOP/s ("
+              << (calibration->from_cache ? "cached in " : "measured; ") << calibration->path << ")\n";
+    if (!calibration->save_status.ok())
+      std::cerr << "kbench-worker: calibration not cached: " << calibration->save_status.message() << "\n";
+    backends.push_back(std::move(*made));
+  }
+  return backends;
+}
+
 int Fail(const absl::Status& s) {
   std::cerr << "kbench-worker: " << s.message() << "\n";
   return 2;
@@ -121,7 +181,8 @@ int Fail(const absl::Status& s) {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "measures kernels on this host's devices, for a caller (the Worker service) or a coordinator.\n"
-      "  kbench-worker [--listen 127.0.0.1:0] [--coordinator host:port] [--label k=v]...");
+      "  kbench-worker [--listen 127.0.0.1:0] [--coordinator host:port] [--label k=v]... [--devices all|0,1]\n"
+      "One runner child per device (every visible GPU by default); one job at a time on each.");
   // --help lists the flags of this file (absl's default looks for a file named after the binary).
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/main.cc"); };
@@ -160,30 +221,13 @@ int Main(int argc, char** argv) {
   if (auto credentials = api::MakeChannelCredentials(coordinator_channel); !credentials.ok())
     return Fail(credentials.status());
 
-  absl::StatusOr<std::unique_ptr<Backend>> made = MakeBackend({.kind = absl::GetFlag(FLAGS_backend),
-                                                                .isolation = absl::GetFlag(FLAGS_isolation),
-                                                                .device = absl::GetFlag(FLAGS_device),
-                                                                .quick_calibration = absl::GetFlag(FLAGS_quick_calibration),
-                                                                .runner_log = absl::GetFlag(FLAGS_runner_log)});
-  if (!made.ok()) return Fail(made.status());
-  std::unique_ptr<Backend> backend = std::move(*made);
-  absl::StatusOr<CalibrationOutcome> calibration =
-      LoadOrCalibrate(*backend, {.path = absl::GetFlag(FLAGS_calibration_cache),
-                                 .recalibrate = absl::GetFlag(FLAGS_recalibrate),
-                                 .quick = absl::GetFlag(FLAGS_quick_calibration)});
-  if (!calibration.ok()) return Fail(calibration.status());
-  const v1::Calibration& c = calibration->calibration;
-  std::cerr << "kbench-worker: " << backend->device().name() << ": copy "
-            << c.copy_bytes_per_second() / 1e9 << " GB/s, f32 "
-            << c.peak_flops_per_second().at("f32") / 1e9 << " GFLOP/s ("
-            << (calibration->from_cache ? "cached in " : "measured; ") << calibration->path << ")\n";
-  if (!calibration->save_status.ok())
-    std::cerr << "kbench-worker: calibration not cached: " << calibration->save_status.message() << "\n";
+  absl::StatusOr<std::vector<std::unique_ptr<Backend>>> backends = MakeCalibratedBackends();
+  if (!backends.ok()) return Fail(backends.status());
 
   WorkerConfig config{.name = absl::GetFlag(FLAGS_name).empty() ? HostName() : absl::GetFlag(FLAGS_name),
                       .labels = *labels,
                       .suite_version = kernels::SuiteVersion()};
-  WorkerNode node(std::move(config), std::move(backend), kernels::BuiltinRegistry());
+  WorkerNode node(std::move(config), std::move(*backends), kernels::BuiltinRegistry());
 
   WorkerService service(node);
   std::unique_ptr<grpc::Server> server;
@@ -207,6 +251,8 @@ int Main(int argc, char** argv) {
   if (!coordinator.empty()) {
     AgentConfig agent_config;
     agent_config.coordinator = coordinator_channel;
+    agent_config.plugin_cache_dir = absl::GetFlag(FLAGS_plugin_cache);
+    agent_config.max_plugin_bytes = absl::GetFlag(FLAGS_max_plugin_bytes);
     agent_config.on_registered = [](const std::string& id) {
       std::cout << "kbench-worker registered as " << id << std::endl;
     };

@@ -1,11 +1,18 @@
 // kbench-runner: the child process that owns one device for a worker. It reads RunnerRequests from
 // one pipe and answers on another (isolation/framing.h); it exits when the worker closes the pipe,
 // or after answering with `fatal` once its device context is unusable.
+#include <dlfcn.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <memory>
 
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -14,7 +21,9 @@
 #include "kbench/v1/runner.pb.h"
 #include "worker/convert.h"
 #include "worker/cpu_backend.h"
+#include "worker/custom/runner_custom.h"
 #include "worker/isolation/framing.h"
+#include "worker/plugin/runner_kernels.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"
 #endif
@@ -24,6 +33,8 @@ ABSL_FLAG(int, device, 0, "Device ordinal (cuda)");
 ABSL_FLAG(int, in_fd, 3, "Descriptor the requests arrive on");
 ABSL_FLAG(int, out_fd, 4, "Descriptor the replies go to");
 ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (tests)");
+ABSL_FLAG(int, cpu_device, -1,
+          "cpu: CPU \"device\" N of a multi-device test worker (uuid <host uuid>-cpuN); -1: the host itself");
 
 namespace kbench::worker {
 namespace {
@@ -31,7 +42,9 @@ namespace {
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend() {
   const std::string kind = absl::GetFlag(FLAGS_backend);
   const bool quick = absl::GetFlag(FLAGS_quick_calibration);
-  if (kind == "cpu") return std::unique_ptr<Backend>(new CpuBackend(CpuBackendOptions{.quick_calibration = quick}));
+  if (kind == "cpu")
+    return std::unique_ptr<Backend>(
+        new CpuBackend(CpuBackendOptions{.quick_calibration = quick, .device_index = absl::GetFlag(FLAGS_cpu_device)}));
 #ifdef KBENCH_HAVE_CUDA
   if (kind == "cuda") {
     auto b = CudaBackend::Create(absl::GetFlag(FLAGS_device), CudaCalibrationOptions{.quick = quick});
@@ -42,8 +55,19 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend() {
   return absl::InvalidArgumentError(absl::StrCat("backend '", kind, "' is not built into this runner"));
 }
 
-v1::Result Measure(Backend& backend, const v1::RunnerRequest& req) {
-  const kernels::Registry& registry = kernels::BuiltinRegistry();
+v1::Result Measure(Backend& backend, RunnerKernels& libraries, const v1::RunnerRequest& req) {
+  // The runner's own kernel library, loaded through the plugin ABI like any job's plugin.
+  absl::StatusOr<const kernels::plugin::LoadedPlugin*> own = libraries.Library("");
+  if (!own.ok()) {
+    v1::Result r;
+    r.set_op(req.op());
+    r.set_variant(req.variant());
+    *r.mutable_problem() = req.problem();
+    r.set_status(v1::RUNTIME_ERROR);
+    r.set_status_message(std::string(own.status().message()));
+    return r;
+  }
+  const kernels::Registry& registry = (*own)->registry();
   const kernels::OpDef* op = registry.Find(req.op());
   const kernels::Variant* variant = op ? op->find_variant(req.variant()) : nullptr;
   if (!variant) {
@@ -63,6 +87,7 @@ v1::Result Measure(Backend& backend, const v1::RunnerRequest& req) {
 int Serve() {
   const int in = absl::GetFlag(FLAGS_in_fd), out = absl::GetFlag(FLAGS_out_fd);
   absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend();
+  RunnerKernels libraries;
   while (true) {
     v1::RunnerRequest req;
     if (absl::Status s = ReadMessage(in, &req); !s.ok()) return absl::IsUnavailable(s) ? 0 : 1;
@@ -70,16 +95,19 @@ int Serve() {
     if (!backend.ok()) {
       resp.set_error(std::string(backend.status().message()));
     } else if (req.kind() == v1::RunnerRequest::DESCRIBE) {
-      *resp.mutable_device() = (*backend)->device();
-      if (auto ds = (*backend)->datasheet()) {
-        *resp.mutable_datasheet() = *ds;
-      }
+      libraries.Describe(**backend, req, &resp);  // With a plugin_path: that library's catalog too.
     } else if (req.kind() == v1::RunnerRequest::CALIBRATE) {
       auto cal = (*backend)->Calibrate();
       if (cal.ok()) *resp.mutable_calibration() = *cal;
       else resp.set_error(std::string(cal.status().message()));
+    } else if (req.kind() == v1::RunnerRequest::MEASURE && (!req.plugin_path().empty() || req.has_ab())) {
+      libraries.Measure(**backend, req, &resp);  // A job's plugin, or an A/B pair.
+      resp.set_fatal((*backend)->context_lost());
+    } else if (req.kind() == v1::RunnerRequest::MEASURE && req.has_custom()) {
+      *resp.mutable_result() = MeasureCustomRequest(**backend, req);  // worker/custom/
+      resp.set_fatal((*backend)->context_lost());
     } else if (req.kind() == v1::RunnerRequest::MEASURE) {
-      *resp.mutable_result() = Measure(**backend, req);
+      *resp.mutable_result() = Measure(**backend, libraries, req);
       resp.set_fatal((*backend)->context_lost());
     } else {
       resp.set_error("unknown request kind");
@@ -90,9 +118,46 @@ int Serve() {
 }
 
 }  // namespace
+
+// absl's handler prints the faulting PC, but code in a library without symbols (a vendor library,
+// a plugin) shows as "(unknown)": first name the library and the offset in it (dladdr is not
+// async-signal-safe in theory; the process is about to die either way), then let absl's run.
+void NameFaultingLibrary() {
+  static struct sigaction previous;
+  struct sigaction sa {};
+  sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sa.sa_sigaction = [](int sig, siginfo_t* info, void* uctx) {
+    const auto* uc = static_cast<const ucontext_t*>(uctx);
+#if defined(__x86_64__)
+    const void* pc = reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RIP]);
+#else
+    const void* pc = info->si_addr;
+#endif
+    Dl_info dl{};
+    char line[512];
+    int n = 0;
+    if (dladdr(pc, &dl) != 0 && dl.dli_fname != nullptr)
+      n = snprintf(line, sizeof line, "kbench-runner: signal %d at %p in %s+0x%lx (%s), fault address %p\n", sig, pc,
+                   dl.dli_fname, static_cast<unsigned long>(static_cast<const char*>(pc) - static_cast<const char*>(dl.dli_fbase)),
+                   dl.dli_sname ? dl.dli_sname : "?", info->si_addr);
+    else
+      n = snprintf(line, sizeof line, "kbench-runner: signal %d at %p, fault address %p\n", sig, pc, info->si_addr);
+    if (n > 0) (void)!write(2, line, static_cast<size_t>(std::min<int>(n, sizeof line - 1)));
+    sigaction(sig, &previous, nullptr);
+    raise(sig);
+  };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &previous);
+}
+
 }  // namespace kbench::worker
 
 int main(int argc, char** argv) {
+  // A fault in a kernel's host code (or ours) ends this process, and the worker reports its last
+  // output with the RUNTIME_ERROR: make that a symbolized stack trace.
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions{});
+  kbench::worker::NameFaultingLibrary();
   absl::SetProgramUsageMessage("kbench-runner --backend cpu|cuda --device N: one device's runner, started by kbench-worker");
   absl::ParseCommandLine(argc, argv);
   return kbench::worker::Serve();

@@ -1,8 +1,22 @@
 #include "worker/worker_node.h"
 
+#include <stdexcept>
+
 #include "absl/strings/str_cat.h"
 
 namespace kbench::worker {
+namespace {
+
+std::vector<std::unique_ptr<Backend>> Checked(std::vector<std::unique_ptr<Backend>> backends) {
+  // A programming error, not bad input: main.cc makes at least one backend, all of one kind.
+  if (backends.empty()) throw std::invalid_argument("WorkerNode: no device");
+  for (const auto& b : backends)
+    if (b == nullptr || b->kind() != backends.front()->kind())
+      throw std::invalid_argument("WorkerNode: the devices of one worker must be of one kind");
+  return backends;
+}
+
+}  // namespace
 
 DeviceLease::~DeviceLease() { node_->Release(this); }
 
@@ -11,11 +25,29 @@ void DeviceLease::set_job_id(const std::string& id) {
   job_id_ = id;
 }
 
+std::vector<std::unique_ptr<Backend>> WorkerNode::One(std::unique_ptr<Backend> backend) {
+  std::vector<std::unique_ptr<Backend>> v;
+  v.push_back(std::move(backend));
+  return v;
+}
+
 WorkerNode::WorkerNode(WorkerConfig config, std::unique_ptr<Backend> backend, const kernels::Registry& registry)
-    : backend_(std::move(backend)),
-      catalog_(registry, {backend_->kind()}),
-      runner_(catalog_, *backend_),
-      config_(std::move(config)) {}
+    : WorkerNode(std::move(config), One(std::move(backend)), registry) {}
+
+WorkerNode::WorkerNode(WorkerConfig config, std::vector<std::unique_ptr<Backend>> backends,
+                       const kernels::Registry& registry)
+    : devices_([&] {
+        std::vector<std::unique_ptr<Device>> devices;
+        for (auto& b : Checked(std::move(backends))) {
+          devices.push_back(std::make_unique<Device>());
+          devices.back()->backend = std::move(b);
+        }
+        return devices;
+      }()),
+      catalog_(registry, {devices_.front()->backend->kind()}),
+      config_(std::move(config)) {
+  for (const auto& d : devices_) d->runner = std::make_unique<JobRunner>(catalog_, *d->backend);
+}
 
 v1::WorkerInfo WorkerNode::Info() const {
   v1::WorkerInfo info;
@@ -27,8 +59,10 @@ v1::WorkerInfo WorkerNode::Info() const {
     info.mutable_labels()->insert(config_.labels.begin(), config_.labels.end());
     info.set_suite_version(config_.suite_version);
   }
-  *info.add_devices() = backend_->device();
-  if (backend_->calibration()) *info.add_calibrations() = *backend_->calibration();
+  for (const auto& d : devices_) {
+    *info.add_devices() = d->backend->device();
+    if (d->backend->calibration()) *info.add_calibrations() = *d->backend->calibration();
+  }
   for (const v1::OpInfo& op : catalog_.ops()) *info.add_catalog() = op;
   return info;
 }
@@ -48,31 +82,52 @@ void WorkerNode::set_address(const std::string& address) {
   config_.address = address;
 }
 
+absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::AcquireLocked(int device) {
+  auto lease = std::unique_ptr<DeviceLease>(new DeviceLease(this, device));
+  devices_[device]->current = lease.get();
+  return lease;
+}
+
 absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::TryAcquireDevice() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return absl::UnavailableError("the worker is shutting down");
-  if (current_ != nullptr)
+  for (int i = 0; i < device_count(); ++i)
+    if (devices_[i]->current == nullptr) return AcquireLocked(i);
+  if (device_count() == 1)
     return absl::ResourceExhaustedError(
-        absl::StrCat("the device is busy with job '", current_->job_id_, "'; one job at a time"));
-  auto lease = std::unique_ptr<DeviceLease>(new DeviceLease(this));
-  current_ = lease.get();
-  return lease;
+        absl::StrCat("the device is busy with job '", devices_[0]->current->job_id_, "'; one job at a time"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("all ", device_count(), " devices are busy; one job per device at a time"));
+}
+
+absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::TryAcquireDevice(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_) return absl::UnavailableError("the worker is shutting down");
+  if (device < 0 || device >= device_count())
+    return absl::OutOfRangeError(absl::StrCat("no device ", device, "; this worker has ", device_count()));
+  if (devices_[device]->current != nullptr)
+    return absl::ResourceExhaustedError(absl::StrCat("device ", device, " is busy with job '",
+                                                     devices_[device]->current->job_id_, "'; one job at a time"));
+  return AcquireLocked(device);
 }
 
 void WorkerNode::CancelJob(const std::string& job_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (current_ != nullptr && current_->job_id_ == job_id) current_->Cancel();
+  for (const auto& d : devices_)
+    if (d->current != nullptr && d->current->job_id_ == job_id) d->current->Cancel();
 }
 
 void WorkerNode::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   shut_down_ = true;
-  if (current_ != nullptr) current_->Cancel();
+  for (const auto& d : devices_)
+    if (d->current != nullptr) d->current->Cancel();
 }
 
 void WorkerNode::Release(DeviceLease* lease) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (current_ == lease) current_ = nullptr;
+  Device& d = *devices_[lease->device_];
+  if (d.current == lease) d.current = nullptr;
 }
 
 }  // namespace kbench::worker

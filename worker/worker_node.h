@@ -1,12 +1,14 @@
-// The worker's plain core, shared by the Worker service and the agent: its backend, catalog and
-// identity (WorkerInfo), and the device lease that keeps one job per device at a time and lets a
-// job be cancelled from another thread (a heartbeat, a shutdown).
+// The worker's plain core, shared by the Worker service and the agent: its devices (one backend and
+// one JobRunner each, all of one kind), catalog and identity (WorkerInfo), and the device leases
+// that keep one job per device at a time and let a job be cancelled from another thread (a
+// heartbeat, a shutdown). A node with several devices runs one job on each at once.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/registry.h"
@@ -27,7 +29,7 @@ struct WorkerConfig {
 
 class WorkerNode;
 
-// Exclusive use of the device while it lives; carries the running job's cancel flag.
+// Exclusive use of one device while it lives; carries the running job's cancel flag.
 class DeviceLease {
  public:
   ~DeviceLease();
@@ -37,48 +39,64 @@ class DeviceLease {
   const CancelFlag& cancel() const { return cancel_; }
   void Cancel() { cancel_.Cancel(); }
   void set_job_id(const std::string& id);
+  // Which of the node's devices this lease holds (WorkerNode::backend(i), runner(i)).
+  int device_index() const { return device_; }
 
  private:
   friend class WorkerNode;
-  explicit DeviceLease(WorkerNode* node) : node_(node) {}
+  DeviceLease(WorkerNode* node, int device) : node_(node), device_(device) {}
   WorkerNode* node_;
+  const int device_;
   CancelFlag cancel_;
   std::string job_id_;  // Guarded by node_->mu_.
 };
 
 class WorkerNode {
  public:
-  // The registry must outlive the node; the backend should be calibrated already.
+  // The registry must outlive the node; the backends should be calibrated already. Several
+  // backends must be of one kind (the catalog is the first one's).
+  WorkerNode(WorkerConfig config, std::vector<std::unique_ptr<Backend>> backends, const kernels::Registry& registry);
+  // A node of one device.
   WorkerNode(WorkerConfig config, std::unique_ptr<Backend> backend, const kernels::Registry& registry);
 
+  // Devices and calibrations in device order.
   v1::WorkerInfo Info() const;
   std::string worker_id() const;
   void set_worker_id(const std::string& id);
   void set_address(const std::string& address);
 
   const Catalog& catalog() const { return catalog_; }
-  Backend& backend() { return *backend_; }
-  JobRunner& runner() { return runner_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  Backend& backend(int device = 0) { return *devices_.at(device)->backend; }
+  JobRunner& runner(int device = 0) { return *devices_.at(device)->runner; }
 
-  // The device for one job; RESOURCE_EXHAUSTED while another job holds it, UNAVAILABLE after
-  // Shutdown().
+  // A free device for one job (the lowest index); RESOURCE_EXHAUSTED while every device holds a
+  // job, UNAVAILABLE after Shutdown().
   absl::StatusOr<std::unique_ptr<DeviceLease>> TryAcquireDevice();
-  // Raises the cancel flag of the running job if it is `job_id`.
+  // Device `device`; RESOURCE_EXHAUSTED while it holds a job, OUT_OF_RANGE for no such device,
+  // UNAVAILABLE after Shutdown().
+  absl::StatusOr<std::unique_ptr<DeviceLease>> TryAcquireDevice(int device);
+  // Raises the cancel flag of the running job `job_id`, on whichever device runs it.
   void CancelJob(const std::string& job_id);
-  // Cancels the running job and refuses new ones.
+  // Cancels every running job and refuses new ones.
   void Shutdown();
 
  private:
   friend class DeviceLease;
+  struct Device {
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<JobRunner> runner;
+    DeviceLease* current = nullptr;  // Guarded by mu_.
+  };
+  static std::vector<std::unique_ptr<Backend>> One(std::unique_ptr<Backend> backend);
+  absl::StatusOr<std::unique_ptr<DeviceLease>> AcquireLocked(int device);
   void Release(DeviceLease* lease);
 
-  const std::unique_ptr<Backend> backend_;
+  const std::vector<std::unique_ptr<Device>> devices_;
   const Catalog catalog_;
-  JobRunner runner_;
   mutable std::mutex mu_;
   WorkerConfig config_;        // Guarded by mu_ (address changes once the server is up).
   std::string worker_id_;      // Guarded by mu_.
-  DeviceLease* current_ = nullptr;  // Guarded by mu_.
   bool shut_down_ = false;     // Guarded by mu_.
 };
 

@@ -16,7 +16,9 @@ grpc::Status WorkerService::RunJob(grpc::ServerContext* context, const v1::RunJo
                                    grpc::ServerWriter<v1::RunJobEvent>* writer) {
   absl::StatusOr<std::unique_ptr<DeviceLease>> lease = node_.TryAcquireDevice();
   if (!lease.ok()) return api::ToGrpc(lease.status());
-  absl::StatusOr<JobPlan> plan = node_.runner().Plan(request->spec());
+  // Any free device: all of one kind, and the plan is checked against the device that runs it.
+  JobRunner& runner = node_.runner((*lease)->device_index());
+  absl::StatusOr<JobPlan> plan = runner.Plan(request->spec());
   if (!plan.ok()) return api::ToGrpc(plan.status());
 
   // A direct run has no coordinator job id; this one names it in its results.
@@ -28,7 +30,7 @@ grpc::Status WorkerService::RunJob(grpc::ServerContext* context, const v1::RunJo
                  .attempt = 1};
   DeviceLease& device = **lease;
   device.set_job_id(job.job_id);
-  node_.runner().Run(*plan, job, device.cancel(), [&](const v1::RunJobEvent& event) {
+  runner.Run(*plan, job, device.cancel(), [&](const v1::RunJobEvent& event) {
     if (context->IsCancelled() || !writer->Write(event)) device.Cancel();
   });
   if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "the caller cancelled the job");

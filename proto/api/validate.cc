@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/custom_spec.h"
 #include "api/names.h"
+#include "api/plugin_spec.h"
 
 namespace kbench::api {
 namespace {
@@ -41,7 +43,8 @@ int64_t DtypeBytes(v1::Dtype d) {
 }
 
 absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
-  if (spec.op().empty()) return Invalid("spec.op", "required (e.g. rmsnorm)");
+  // An A/B job may leave the op open: every op that both sides have.
+  if (spec.op().empty() && !spec.has_ab()) return Invalid("spec.op", "required (e.g. rmsnorm)");
   if (spec.variants_size() > kMaxVariantsPerJob)
     return Invalid("spec.variants", absl::StrCat("at most ", kMaxVariantsPerJob, " variants"));
   std::set<std::string> seen;
@@ -93,7 +96,8 @@ absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
   if (s.correctness_trials() < 0 || s.correctness_trials() > 100)
     return Invalid("spec.settings.correctness_trials", "must be in [0, 100]");
   if (s.hot_batch() < 0 || s.hot_batch() > 100000) return Invalid("spec.settings.hot_batch", "must be in [0, 100000]");
-  return absl::OkStatus();
+  if (absl::Status st = ValidateCustomVariants(spec); !st.ok()) return st;
+  return ValidatePluginFields(spec);
 }
 
 absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& problem) {
@@ -118,8 +122,10 @@ absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& 
 }
 
 absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec) {
+  if (absl::Status s = ResolveCustomVariants(op, *spec); !s.ok()) return s;
   for (int i = 0; i < spec->variants_size(); ++i) {
     const auto& name = spec->variants(i);
+    if (IsCustomVariantName(name)) continue;  // ResolveCustomVariants checks those
     if (std::none_of(op.variants().begin(), op.variants().end(), [&](const auto& v) { return v.name() == name; }))
       return Invalid(absl::StrCat("spec.variants[", i, "]"), absl::StrCat("unknown variant '", name, "' of op '",
                                                                           op.name(), "' (known: ", NamesOf(op.variants()), ")"));

@@ -29,6 +29,9 @@ constexpr std::pair<absl::string_view, Requirement> kRules[] = {
     {"LeaseJob", Requirement::kWorkerRole},
     {"ReportProgress", Requirement::kWorkerRole},
     {"CompleteJob", Requirement::kWorkerRole},
+    {"UploadPlugin", Requirement::kPluginRole},
+    {"GetPluginInfo", Requirement::kAnyToken},
+    {"GetPlugin", Requirement::kWorkerRole},
 };
 
 absl::string_view ShortName(absl::string_view method) {
@@ -61,6 +64,8 @@ bool Satisfies(RoleSet roles, Requirement requirement) {
       return roles.Has(Role::kSubmit);
     case Requirement::kWorkerRole:
       return roles.Has(Role::kWorker);
+    case Requirement::kPluginRole:
+      return roles.Has(Role::kPlugin);
   }
   return false;
 }
@@ -92,7 +97,9 @@ absl::Status Authorizer::Check(absl::string_view method, const std::vector<absl:
   const absl::string_view name = ShortName(method);
   if (!requirement) return absl::PermissionDeniedError(absl::StrCat("no access rule for method ", name));
   if (!Satisfies(entry.roles, *requirement)) {
-    const absl::string_view needed = *requirement == Requirement::kSubmitRole ? "submit" : "worker";
+    const absl::string_view needed = *requirement == Requirement::kSubmitRole   ? "submit"
+                                     : *requirement == Requirement::kPluginRole ? "plugin"
+                                                                                : "worker";
     return absl::PermissionDeniedError(absl::StrCat("token '", entry.name, "' (role ", entry.roles.ToString(),
                                                     ") may not call ", name, ": it needs the ", needed,
                                                     " or admin role"));

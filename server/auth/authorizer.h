@@ -1,5 +1,6 @@
 // Who may call what on the Coordinator service. Each rpc requires any valid token (reads), the
-// submit role (Submit, CancelJob) or the worker role (the worker rpcs); admin satisfies every rule.
+// submit role (Submit, CancelJob), the worker role (the worker rpcs, GetPlugin) or the plugin role
+// (UploadPlugin: code the fleet will run); admin satisfies every rule.
 // Authorizer::Check turns a call's `authorization` metadata into the decision:
 //   no or malformed header, or an unknown token   UNAUTHENTICATED
 //   a valid token without the role the rpc needs   PERMISSION_DENIED
@@ -17,7 +18,7 @@
 
 namespace kbench::server::auth {
 
-enum class Requirement { kAnyToken, kSubmitRole, kWorkerRole };
+enum class Requirement { kAnyToken, kSubmitRole, kWorkerRole, kPluginRole };
 
 // The rule of a Coordinator rpc, by its name in the proto ("Submit") or its gRPC path
 // ("/kbench.v1.Coordinator/Submit"). nullopt for a method without a rule: Check denies it.

@@ -36,7 +36,22 @@ KBENCH_GUARDED_RPC(Heartbeat, HeartbeatRequest, HeartbeatResponse)
 KBENCH_GUARDED_RPC(LeaseJob, LeaseJobRequest, LeaseJobResponse)
 KBENCH_GUARDED_RPC(ReportProgress, ReportProgressRequest, ReportProgressResponse)
 KBENCH_GUARDED_RPC(CompleteJob, CompleteJobRequest, CompleteJobResponse)
+KBENCH_GUARDED_RPC(GetPluginInfo, GetPluginInfoRequest, GetPluginInfoResponse)
 
 #undef KBENCH_GUARDED_RPC
+
+// The streaming rpcs: checked before a byte of the stream is read or written.
+grpc::Status GuardedCoordinatorService::UploadPlugin(grpc::ServerContext* context,
+                                                     grpc::ServerReader<v1::UploadPluginRequest>* reader,
+                                                     v1::UploadPluginResponse* response) {
+  if (grpc::Status denied = Check(context, "UploadPlugin"); !denied.ok()) return denied;
+  return inner_->UploadPlugin(context, reader, response);
+}
+
+grpc::Status GuardedCoordinatorService::GetPlugin(grpc::ServerContext* context, const v1::GetPluginRequest* request,
+                                                  grpc::ServerWriter<v1::PluginChunk>* writer) {
+  if (grpc::Status denied = Check(context, "GetPlugin"); !denied.ok()) return denied;
+  return inner_->GetPlugin(context, request, writer);
+}
 
 }  // namespace kbench::server::auth

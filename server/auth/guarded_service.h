@@ -32,6 +32,10 @@ class GuardedCoordinatorService final : public v1::Coordinator::Service {
   grpc::Status ReportProgress(grpc::ServerContext*, const v1::ReportProgressRequest*,
                               v1::ReportProgressResponse*) override;
   grpc::Status CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest*, v1::CompleteJobResponse*) override;
+  grpc::Status UploadPlugin(grpc::ServerContext*, grpc::ServerReader<v1::UploadPluginRequest>*,
+                            v1::UploadPluginResponse*) override;
+  grpc::Status GetPluginInfo(grpc::ServerContext*, const v1::GetPluginInfoRequest*, v1::GetPluginInfoResponse*) override;
+  grpc::Status GetPlugin(grpc::ServerContext*, const v1::GetPluginRequest*, grpc::ServerWriter<v1::PluginChunk>*) override;
 
  private:
   // OK when the call may go on; else the status to answer.

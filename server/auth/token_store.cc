@@ -15,7 +15,7 @@
 namespace kbench::server::auth {
 namespace {
 
-constexpr Role kAllRoles[] = {Role::kSubmit, Role::kWorker, Role::kAdmin};
+constexpr Role kAllRoles[] = {Role::kSubmit, Role::kWorker, Role::kAdmin, Role::kPlugin};
 
 // RFC 6750: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 bool IsB64Token(absl::string_view s) {
@@ -58,6 +58,8 @@ absl::string_view RoleName(Role r) {
       return "worker";
     case Role::kAdmin:
       return "admin";
+    case Role::kPlugin:
+      return "plugin";
   }
   return "?";
 }
@@ -98,7 +100,7 @@ absl::StatusOr<TokenStore> TokenStore::Parse(absl::string_view text, absl::strin
                                 " are required (e.g. `openssl rand -hex 32`)"));
     for (absl::string_view role : absl::StrSplit(fields[1], ',')) {
       std::optional<Role> r = ParseRole(role);
-      if (!r) return error(absl::StrCat("unknown role '", role, "' (known: submit, worker, admin)"));
+      if (!r) return error(absl::StrCat("unknown role '", role, "' (known: submit, worker, admin, plugin)"));
       entry.roles.Add(*r);
     }
     entry.name = fields.size() == 3 ? std::string(fields[2]) : absl::StrCat(origin, ":", line_no);

@@ -4,8 +4,8 @@
 //   # comment
 //   TOKEN ROLE[,ROLE] [NAME]
 //
-// ROLE is submit (Submit, CancelJob), worker (the worker rpcs) or admin (everything); any valid token
-// may read. TOKEN is an RFC 6750 b64token ([A-Za-z0-9-._~+/]+ then '='s) of at least 16 characters;
+// ROLE is submit (Submit, CancelJob), worker (the worker rpcs), plugin (UploadPlugin: kernel code the
+// fleet will run) or admin (everything); any valid token may read. TOKEN is an RFC 6750 b64token ([A-Za-z0-9-._~+/]+ then '='s) of at least 16 characters;
 // NAME (default FILE:LINE) names the token in messages. Malformed lines, unknown roles, duplicate
 // tokens and a file without tokens are errors naming the file and line; messages never echo a token.
 #pragma once
@@ -22,7 +22,8 @@
 
 namespace kbench::server::auth {
 
-enum class Role : uint8_t { kSubmit = 1 << 0, kWorker = 1 << 1, kAdmin = 1 << 2 };
+// kPlugin: may upload kernel plugins (code that workers will run), which submit alone may not.
+enum class Role : uint8_t { kSubmit = 1 << 0, kWorker = 1 << 1, kAdmin = 1 << 2, kPlugin = 1 << 3 };
 
 // A set of roles.
 class RoleSet {
@@ -35,14 +36,14 @@ class RoleSet {
   bool Has(Role r) const { return (bits_ & static_cast<uint8_t>(r)) != 0; }
   bool empty() const { return bits_ == 0; }
   bool operator==(const RoleSet&) const = default;
-  // "submit,worker" (in the order submit, worker, admin).
+  // "submit,worker" (in the order submit, worker, admin, plugin).
   std::string ToString() const;
 
  private:
   uint8_t bits_ = 0;
 };
 
-// "submit", "worker", "admin"; nullopt for anything else.
+// "submit", "worker", "admin", "plugin"; nullopt for anything else.
 std::optional<Role> ParseRole(absl::string_view name);
 absl::string_view RoleName(Role r);
 

@@ -9,6 +9,7 @@
 // and, with --postgres CONNSTR, on PostgreSQL
 // (use an empty database: the benchmark's jobs stay there).
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +40,8 @@ ABSL_FLAG(int32_t, results_per_report, 16, "Results per ReportProgress; each is 
 ABSL_FLAG(int32_t, samples, 100, "Raw samples per result");
 ABSL_FLAG(int32_t, threads, 1, "Concurrent callers (each a worker of its own in the ingest phase)");
 ABSL_FLAG(int32_t, pool_size, 4, "PostgreSQL connections");
+ABSL_FLAG(int64_t, baseline_cache_mb, 64, "The coordinator's baseline cache (its default); 0: every verdict reads "
+          "and pools its whole baseline from the store");
 
 namespace kbench::server {
 namespace {
@@ -141,8 +144,18 @@ struct Row {
   std::string store;
   double submissions_per_second = 0;
   double result_rows_per_second = 0;
-  double jobs_per_second = 0;  // Full cycles: lease, one report, complete.
+  double jobs_per_second = 0;     // Full cycles: lease, one report, complete.
+  double report_cpu_ms = 0;       // CPU time of the calling thread per report (the rest is waiting).
+  BaselineCache::Stats baselines;  // How the verdicts' baselines were pooled.
 };
+
+// CPU time of the calling thread, in seconds: what a report costs apart from waiting for the disk or
+// for a share of a busy machine.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 Row Measure(const std::string& name, Store* store) {
   const int threads = absl::GetFlag(FLAGS_threads);
@@ -154,6 +167,7 @@ Row Measure(const std::string& name, Store* store) {
   SystemClock clock;
   CoordinatorConfig config;
   config.lease_ttl = std::chrono::minutes(10);
+  config.baseline_cache_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_baseline_cache_mb)) << 20;
   Coordinator coordinator(config, store, &clock);
   std::vector<std::string> workers;
   for (int t = 0; t < threads; ++t) {
@@ -175,16 +189,20 @@ Row Measure(const std::string& name, Store* store) {
     for (int i = 0; i < per_report; ++i) batch.push_back(BenchResult(i, samples, seed_rng));
   }
   double report_s = 0;
+  double report_cpu_s = 0;
   std::mutex mu;
   auto cycle = [&](int t, int n, bool timed) {
     absl::StatusOr<LeaseOutcome> lease = coordinator.LeaseJob(workers[t]);
     Check(lease.status(), "lease");
     if (!lease->granted) Check(absl::ResourceExhaustedError("queue ran dry; raise --jobs"), "lease");
     const auto start = Clock::now();
+    const double cpu_start = ThreadCpuSeconds();
     Check(coordinator.ReportProgress(lease->lease_id, nullptr, batches[n % batches.size()]).status(), "report");
     if (timed) {
+      const double cpu = ThreadCpuSeconds() - cpu_start;
       std::lock_guard<std::mutex> lock(mu);
       report_s += std::chrono::duration<double>(Clock::now() - start).count();
+      report_cpu_s += cpu;
     }
     Check(coordinator.CompleteJob(lease->lease_id, false, "").status(), "complete");
   };
@@ -193,6 +211,8 @@ Row Measure(const std::string& name, Store* store) {
   // report_s adds up the callers' time; over threads callers in parallel, wall time is about report_s / threads.
   row.result_rows_per_second = static_cast<double>(reports) * per_report / (report_s / threads);
   row.jobs_per_second = reports / cycle_s;
+  row.report_cpu_ms = report_cpu_s / reports * 1e3;
+  row.baselines = coordinator.baseline_cache_stats();
   return row;
 }
 
@@ -225,6 +245,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kbench-store-bench: --jobs must be at least --reports + 12\n");
     return 2;
   }
+  if (absl::GetFlag(FLAGS_baseline_cache_mb) < 0) {
+    std::fprintf(stderr, "kbench-store-bench: --baseline_cache_mb must be >= 0\n");
+    return 2;
+  }
   std::vector<Row> rows;
   std::string dir = (std::filesystem::temp_directory_path() / "kbench-bench-XXXXXX").string();
   if (mkdtemp(dir.data()) == nullptr) return 1;
@@ -243,14 +267,21 @@ int main(int argc, char** argv) {
     Check(pg.status(), "open postgres");
     rows.push_back(Measure("postgresql", pg->get()));
   }
-  std::printf("threads %d, %d jobs submitted, %d reports x %d results x %d samples (after warm-up)\n",
+  std::printf("threads %d, %d jobs submitted, %d reports x %d results x %d samples (after warm-up), "
+              "baseline cache %lld MiB\n",
               absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_jobs), absl::GetFlag(FLAGS_reports),
-              absl::GetFlag(FLAGS_results_per_report), absl::GetFlag(FLAGS_samples));
+              absl::GetFlag(FLAGS_results_per_report), absl::GetFlag(FLAGS_samples),
+              static_cast<long long>(absl::GetFlag(FLAGS_baseline_cache_mb)));
   std::printf("fdatasync of 4 KiB in %s: median %.2f ms before, %.2f ms after the SQLite runs\n",
               std::filesystem::temp_directory_path().c_str(), fsync_before, fsync_after);
-  std::printf("%-32s %15s %15s %15s\n", "store", "submissions/s", "result rows/s", "job cycles/s");
+  std::printf("%-32s %15s %15s %15s %15s\n", "store", "submissions/s", "result rows/s", "job cycles/s",
+              "cpu ms/report");
   for (const Row& r : rows)
-    std::printf("%-32s %15.0f %15.0f %15.1f\n", r.store.c_str(), r.submissions_per_second, r.result_rows_per_second,
-                r.jobs_per_second);
+    std::printf("%-32s %15.0f %15.0f %15.1f %15.2f\n", r.store.c_str(), r.submissions_per_second,
+                r.result_rows_per_second, r.jobs_per_second, r.report_cpu_ms);
+  std::printf("baselines pooled (warm-up included): reused / updated in place / merged afresh\n");
+  for (const Row& r : rows)
+    std::printf("%-32s %lld / %lld / %lld\n", r.store.c_str(), static_cast<long long>(r.baselines.reused),
+                static_cast<long long>(r.baselines.updated), static_cast<long long>(r.baselines.merged));
   return 0;
 }

@@ -36,12 +36,12 @@ std::string Cluster::StartCoordinator(std::vector<std::string> extra_flags) {
   return address_;
 }
 
-int Cluster::StartWorker(const std::string& name) {
+int Cluster::StartWorker(const std::string& name, std::vector<std::string> extra_flags) {
   const int i = static_cast<int>(workers_.size());
-  workers_.push_back(std::make_unique<Process>(
-      std::vector<std::string>{KBENCH_WORKER_BIN, "--coordinator", address_, "--listen", "127.0.0.1:0", "--name", name,
-                               "--backend", "cpu", "--quick-calibration", "--calibration-cache", dir_ + "/calibration"},
-      dir_ + "/worker-" + name + ".log"));
+  std::vector<std::string> argv = {KBENCH_WORKER_BIN, "--coordinator", address_, "--listen", "127.0.0.1:0", "--name", name,
+                                   "--backend", "cpu", "--quick-calibration", "--calibration-cache", dir_ + "/calibration"};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  workers_.push_back(std::make_unique<Process>(argv, dir_ + "/worker-" + name + ".log"));
   auto id = workers_.back()->WaitForLine("kbench-worker registered as", std::chrono::seconds(120));
   if (!id) throw std::runtime_error("worker did not register: " + workers_.back()->Log());
   worker_ids_.push_back(*id);

@@ -20,8 +20,9 @@ class Cluster {
   // Starts (or restarts, on the same database) the coordinator; returns its address.
   std::string StartCoordinator(std::vector<std::string> extra_flags = {});
   Process& coordinator() { return *coordinator_; }
-  // Starts a CPU worker registered with the coordinator; returns its index.
-  int StartWorker(const std::string& name);
+  // Starts a CPU worker registered with the coordinator, with kbench-worker's extra flags (e.g.
+  // {"--cpu-devices", "2"}); returns its index.
+  int StartWorker(const std::string& name, std::vector<std::string> extra_flags = {});
   Process& worker(int i) { return *workers_.at(i); }
   std::string worker_id(int i) const { return worker_ids_.at(i); }
 

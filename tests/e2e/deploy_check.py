@@ -12,6 +12,9 @@
   systemd     unit structure, flags known to the binaries, systemd-analyze verify where available
   docker      Dockerfiles: bases, bundle paths, and the coordinator image's Debian packages cover
               every shared library the built coordinator needs
+  ci          deploy/ci/kbench-pr.yml: a pull_request workflow on kernels/ that builds the kernel library
+              at base and head, runs `kbench-client compare --base-plugin --head-plugin` with flags the
+              client knows, and creates or updates one marked PR comment
 
 Usage: deploy_check.py CHECK --repo DIR [--coordinator BIN] [--worker BIN] [--client BIN]
 Exit status: 0 pass, 1 fail, 77 skipped (a tool this check needs is absent and optional).
@@ -595,6 +598,64 @@ def cmd_docker(a):
         elif owner != "libc6":  # debian:12 itself.
             check(owner in closure, f"{lib} ({owner}) is not brought by coordinator.Dockerfile's packages")
     print(f"coordinator: {len(libs)} libraries, all from {len(wanted)} Debian packages")
+
+
+# --- ci ---
+
+
+def client_compare_flags(client):
+    """The flags `kbench-client compare` accepts (its --help), dashes and underscores alike."""
+    if not client:
+        return None
+    r = run([client, "compare", "--help"])
+    names = set(re.findall(r"^\s+--([a-z][a-z0-9_-]*)", r.stdout + r.stderr, re.M))
+    check(names, f"{client} compare --help lists no flags")
+    return {n.replace("_", "-") for n in names}
+
+
+def cmd_ci(a):
+    path = os.path.join(a.repo, "deploy/ci/kbench-pr.yml")
+    docs = load_yaml_all(path)
+    if not check(len(docs) == 1 and isinstance(docs[0], dict), "kbench-pr.yml: one workflow document"):
+        return
+    wf = docs[0]
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` key as true.
+    pr = (on or {}).get("pull_request") if isinstance(on, dict) else None
+    check(isinstance(pr, dict) and "kernels/**" in pr.get("paths", []), "runs on pull requests touching kernels/**")
+    check(wf.get("permissions", {}).get("pull-requests") == "write", "permissions: pull-requests: write (the comment)")
+    jobs = wf.get("jobs", {})
+    if not check(len(jobs) >= 1, "at least one job"):
+        return
+    steps = [s for j in jobs.values() for s in j.get("steps", [])]
+    runs = "\n".join(s.get("run", "") for s in steps)
+    refs = [s.get("with", {}).get("ref", "") for s in steps if str(s.get("uses", "")).startswith("actions/checkout@")]
+    check(any("pull_request.base.sha" in r for r in refs), "checks out the PR's base")
+    check(any("pull_request.head.sha" in r for r in refs), "checks out the PR's head")
+    check(runs.count("--target kbench_kernels") >= 1 and "for side in base head" in runs,
+          "builds the kernel library at base and head")
+    m = re.search(r"kbench-client\s+(.*?)>\s*report\.md", runs, re.S)
+    if check(m is not None, "runs kbench-client ... > report.md"):
+        args = m.group(1).replace("\\\n", " ").split()
+        check("compare" in args, "the client runs compare")
+        for flag in ("--base-plugin", "--head-plugin", "--format"):
+            check(flag in args, f"compare gets {flag}")
+        check("md" in args, "compare prints Markdown (--format md)")
+        known = client_compare_flags(a.client)
+        if known is not None:
+            known |= {"tls-ca"}  # A global flag of the client, given before the subcommand.
+        check_flags(args, known, "kbench-pr.yml compare")
+    text = open(path).read()
+    for secret in ("secrets.KBENCH_COORDINATOR", "secrets.KBENCH_TOKEN"):
+        check(secret in text, f"reads {secret}")
+    scripts = [s.get("with", {}).get("script", "") for s in steps if str(s.get("uses", "")).startswith("actions/github-script@")]
+    check(len(scripts) == 1, "one actions/github-script step posts the comment")
+    if scripts:
+        sc = scripts[0]
+        check("<!-- kbench-pr-compare -->" in sc, "the comment carries a marker")
+        check("updateComment" in sc and "createComment" in sc, "updates the marked comment, or creates it")
+    check(any("exit 1" in s.get("run", "") and "status" in str(s.get("if", "")) for s in steps),
+          "fails the job when compare exits non-zero")
+    print(f"kbench-pr.yml: {len(steps)} steps")
 
 
 def main():

@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests gemmtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 set -uo pipefail
@@ -20,7 +20,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests gemmtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests gemmtests abtests memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -84,18 +84,27 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests | gemmtests)
+    tests | gemmtests | abtests)
       t=$bundle/tests/kernels_gpu_test
       [[ $phase == gemmtests ]] && t=$bundle/tests/gemm_gpu_test
+      [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
       log "test $(basename "$t")"
       timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
         >"$out/$(basename "$t").log" 2>&1 || { status=1; log "FAILED: $(basename "$t")"; }
       tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
-      [[ $phase == tests ]] && continue
+      [[ $phase != gemmtests ]] && continue
       cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
       KBENCH_CUOBJDUMP=$cuobjdump KBENCH_KERNELS_LIB=$bundle/lib/libkbench_kernels.so \
         "$bundle/tests/gemm_sass_test" >"$out/gemm_sass_test.log" 2>&1 || { status=1; log "FAILED: gemm_sass_test"; }
       tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
+      ;;
+    customtests)  # custom kernels (worker/custom) through a kbench-runner child of this bundle
+      t=$bundle/tests/custom_gpu_test
+      log "test $(basename "$t")"
+      KBENCH_RUNNER=$bin/kbench-runner timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 \
+        --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 ||
+        { status=1; log "FAILED: $(basename "$t")"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
       ;;
     smoke)  # the whole path on a tiny problem: for checking this script on any machine
       start_cluster
@@ -126,15 +135,16 @@ for phase in $phases; do
       ;;
     timing)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-      for spec in "vector_add cuda_v2_vec16 N=268435456 VectorAddV2" "rmsnorm cuda_v5_vec16 32768x4096 RmsnormRowKernel"; do
+      for spec in "vector_add cuda_v2_vec16 N=268435456 VectorAddV2" "rmsnorm cuda_v5_vec16 32768x4096 RmsnormRowKernel" \
+      "rmsnorm cuda_v6_pipelined 32768x4096 RmsnormV6"; do
         read -r op variant shape kernel <<<"$spec"
         log "timing $op $variant $shape"
         "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 1000 \
-          --calibration_cache "$cal" --json "$out/timing-$op.jsonl" >>"$out/timing.log" 2>&1
+          --calibration_cache "$cal" --json "$out/timing-$op-$variant.jsonl" >>"$out/timing.log" 2>&1
         [[ -n $ncu ]] && timeout 240 "$ncu" --clock-control none --cache-control all --metrics gpu__time_duration.sum \
           -k "regex:$kernel" --launch-skip 5 --launch-count 30 --csv \
           "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 200 \
-          --calibration_cache "$cal" >"$out/ncu-$op.csv" 2>>"$out/timing.log"
+          --calibration_cache "$cal" >"$out/ncu-$op-$variant.csv" 2>>"$out/timing.log"
       done
       python3 "$here/tables.py" timing "$out" | tee "$out/timing.md" | tee -a "$out/run.log"
       ;;

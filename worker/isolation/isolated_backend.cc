@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/custom_spec.h"
 #include "worker/convert.h"
 
 namespace kbench::worker {
@@ -24,6 +25,11 @@ absl::StatusOr<std::unique_ptr<IsolatedBackend>> IsolatedBackend::Create(RunnerC
   b->device_ = resp->device();
   if (resp->has_datasheet()) b->datasheet_ = resp->datasheet();
   return b;
+}
+
+absl::StatusOr<v1::RunnerResponse> IsolatedBackend::CallRunner(const v1::RunnerRequest& request,
+                                                               std::chrono::milliseconds timeout) {
+  return runner_->Call(request, timeout + kStartGrace);
 }
 
 absl::StatusOr<v1::Calibration> IsolatedBackend::Calibrate() {
@@ -54,6 +60,36 @@ v1::Result IsolatedBackend::MeasureOne(const kernels::OpDef& op, const kernels::
   v1::Result r;
   r.set_op(op.name);
   r.set_variant(variant.name);
+  *r.mutable_problem() = ToProtoProblem(problem);
+  *r.mutable_device() = device_;
+  r.set_status(absl::IsDeadlineExceeded(resp.status()) ? v1::TIMEOUT : v1::RUNTIME_ERROR);
+  r.set_status_message(std::string(resp.status().message()));
+  return r;
+}
+
+v1::Result IsolatedBackend::MeasureCustom(const kernels::OpDef& op, const v1::CustomVariant& custom,
+                                          const kernels::Problem& problem, const v1::MeasurementSettings& settings,
+                                          const CancelFlag& cancel) {
+  (void)cancel;  // as for MeasureOne: a running item is not interrupted
+  v1::RunnerRequest req;
+  req.set_kind(v1::RunnerRequest::MEASURE);
+  req.set_op(op.name);
+  req.set_variant(api::CustomVariantName(custom));
+  *req.mutable_custom() = custom;
+  *req.mutable_problem() = ToProtoProblem(problem);
+  *req.mutable_settings() = settings;
+  if (calibration()) *req.mutable_calibration() = *calibration();
+  // The watchdog: the item's timeout, plus NVRTC's own time limit (the compile runs first), plus the
+  // time a fresh runner needs to start.
+  const int64_t compile_ns = custom.compile_timeout_ns() > 0 ? custom.compile_timeout_ns() : api::kDefaultCompileTimeoutNs;
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::nanoseconds(settings.timeout_ns() + compile_ns)) +
+                     kStartGrace;
+  auto resp = runner_->Call(req, limit);
+  if (resp.ok()) return resp->result();
+  v1::Result r;
+  r.set_op(op.name);
+  r.set_variant(api::CustomVariantName(custom));
   *r.mutable_problem() = ToProtoProblem(problem);
   *r.mutable_device() = device_;
   r.set_status(absl::IsDeadlineExceeded(resp.status()) ? v1::TIMEOUT : v1::RUNTIME_ERROR);

@@ -22,8 +22,15 @@ class IsolatedBackend : public Backend {
   std::optional<v1::DatasheetPeaks> datasheet() const override { return datasheet_; }
   v1::Result MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant, const kernels::Problem& problem,
                         const v1::MeasurementSettings& settings, const CancelFlag& cancel) override;
+  // Sends the custom kernel to the runner, which compiles or loads it there (worker/custom/).
+  v1::Result MeasureCustom(const kernels::OpDef& op, const v1::CustomVariant& custom, const kernels::Problem& problem,
+                           const v1::MeasurementSettings& settings, const CancelFlag& cancel) override;
 
   int runner_starts() const { return runner_->starts(); }
+
+  // A request of the plugin protocol (worker/plugin/): the runner's reply within `timeout` plus the
+  // time a fresh runner needs to start; the runner is killed or restarted as for any request.
+  absl::StatusOr<v1::RunnerResponse> CallRunner(const v1::RunnerRequest& request, std::chrono::milliseconds timeout);
 
  private:
   IsolatedBackend(RunnerConfig config, kernels::Backend kind)

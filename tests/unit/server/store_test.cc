@@ -579,6 +579,53 @@ TEST_P(StoreSeriesTest, BaselineIsTheNewestOkResultsOnTheBranch) {
   EXPECT_TRUE(store_->BaselineResults(kNaiveH100, "release", 10, "")->empty());
 }
 
+TEST_P(StoreSeriesTest, BaselineRowsNameTheirStoredVersion) {
+  Insert("j-1", kT0, "", [] {
+    v1::JobSpec spec = RmsnormSpec();
+    (*spec.mutable_labels())["branch"] = "main";
+    return spec;
+  }());
+  ASSERT_TRUE(LeaseAny("w-1", kT0, "l-1").has_value());
+  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 1, kTtl, nullptr,
+                                    {SeriesResult(3, "cpu_naive", "NVIDIA H100", kT0 + 10, {200, 100})}, {})
+                  .ok());
+  auto first = store_->BaselineResults(kNaiveH100, "main", 10, "");
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].job_id, "j-1");
+  EXPECT_EQ((*first)[0].attempt, 1);
+  EXPECT_EQ((*first)[0].index, 3);
+  EXPECT_FALSE((*first)[0].samples_omitted);
+  EXPECT_EQ((*first)[0].samples_ns, (std::vector<double>{100, 200}));
+
+  // The caller that holds a version's samples gets the row without them.
+  std::vector<BaselineResult> asked;
+  auto held = store_->BaselineResults(kNaiveH100, "main", 10, "", [&](const BaselineResult& row) {
+    asked.push_back(row);
+    return true;
+  });
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_EQ(held->size(), 1u);
+  EXPECT_TRUE((*held)[0].samples_omitted);
+  EXPECT_TRUE((*held)[0].samples_ns.empty());
+  EXPECT_DOUBLE_EQ((*held)[0].median_ns, (*first)[0].median_ns);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].job_id, "j-1");
+  EXPECT_EQ(asked[0].index, 3);
+  EXPECT_EQ(asked[0].revision, (*first)[0].revision);
+
+  // The same result sent again with other samples is a new version.
+  ASSERT_TRUE(store_->AppendResults("l-1", kT0 + 2, kTtl, nullptr,
+                                    {SeriesResult(3, "cpu_naive", "NVIDIA H100", kT0 + 10, {300, 400})}, {})
+                  .ok());
+  auto second = store_->BaselineResults(kNaiveH100, "main", 10, "", [](const BaselineResult&) { return false; });
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].index, 3);
+  EXPECT_NE((*second)[0].revision, (*first)[0].revision);
+  EXPECT_EQ((*second)[0].samples_ns, (std::vector<double>{300, 400}));
+}
+
 TEST_P(StoreSeriesTest, HistoryFiltersNewestFirst) {
   RunJob("j-1", kT0, {{"branch", "main"}},
          {SeriesResult(0, "cpu_naive", "NVIDIA H100 80GB HBM3", kT0 + 10, {100}),

@@ -65,7 +65,7 @@ TEST(TokenStore, MalformedLinesAreErrorsWithFileAndLine) {
   for (const Case& c : std::vector<Case>{
            {ok_line + kSubmit + "\n", "tokens:2: expected 'TOKEN ROLE[,ROLE] [NAME]', got 1 field"},
            {ok_line + kSubmit + " submit name extra\n", "tokens:2: expected 'TOKEN ROLE[,ROLE] [NAME]', got 4 fields"},
-           {ok_line + kSubmit + " reader\n", "tokens:2: unknown role 'reader' (known: submit, worker, admin)"},
+           {ok_line + kSubmit + " reader\n", "tokens:2: unknown role 'reader' (known: submit, worker, admin, plugin)"},
            {ok_line + kSubmit + " submit,\n", "tokens:2: unknown role ''"},
            {ok_line + kSubmit + " Submit\n", "tokens:2: unknown role 'Submit'"},
            {ok_line + "short-token submit\n", "tokens:2: the token is 11 characters; at least 16 are required"},
