@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(kV3MaxThreads)
     for (int j = 0; j < kPacks; ++j) {
       if (threadIdx.x + j * blockDim.x < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) sum += v[k];
       }
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(kV3MaxThreads)
     for (int j = 0; j < kPacks; ++j) {
       if (threadIdx.x + j * blockDim.x < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
       }
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(kV3MaxThreads)
       const int p = threadIdx.x + j * blockDim.x;
       if (p < packs) {
         float v[kW], g[kW], b[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
         LoadFloats<T, kW>(gamma + static_cast<int64_t>(p) * kW, g);  // the same for every row: L1/L2
         LoadFloats<T, kW>(beta + static_cast<int64_t>(p) * kW, b);
 #pragma unroll

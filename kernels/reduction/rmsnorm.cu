@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kV6MaxThreads)
     for (int j = 0; j < kPacks; ++j) {
       if (threadIdx.x + j * blockDim.x < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) sum_sq += v[k] * v[k];
       }
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kV6MaxThreads)
       const int p = threadIdx.x + j * blockDim.x;
       if (p < packs) {
         float v[kW], wv[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
         cuda::LoadFloats<T, kW>(w + static_cast<int64_t>(p) * kW, wv);  // the same for every row: L1/L2
 #pragma unroll
         for (int k = 0; k < kW; ++k) v[k] = v[k] * inv_rms * wv[k];

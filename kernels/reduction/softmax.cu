@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(kV4MaxThreads)
     for (int j = 0; j < kPacks; ++j) {
       if (threadIdx.x + j * blockDim.x < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) m = fmaxf(m, v[k]);
       }
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(kV4MaxThreads)
     for (int j = 0; j < kPacks; ++j) {
       if (threadIdx.x + j * blockDim.x < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) l += __expf(v[k] - m);
       }
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kV4MaxThreads)
       const int p = threadIdx.x + j * blockDim.x;
       if (p < packs) {
         float v[kW];
-        cuda::Unpack<T>(cur[j], v);
+        cuda::WidenPack<T>(cur[j], v);
 #pragma unroll
         for (int k = 0; k < kW; ++k) v[k] = __expf(v[k] - m) * inv_l;
         StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);

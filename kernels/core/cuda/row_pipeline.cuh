@@ -33,20 +33,6 @@ __device__ __forceinline__ void LoadRawPacks(const void* row, int packs, uint4 (
   }
 }
 
-// A raw pack widened to floats (4 f32 or 8 bf16; bf16 is the high half of a float).
-template <typename T>
-__device__ __forceinline__ void Unpack(const uint4& raw, float (&f)[kVec16<T>]) {
-  if constexpr (sizeof(T) == 4) {
-    f[0] = __uint_as_float(raw.x), f[1] = __uint_as_float(raw.y);
-    f[2] = __uint_as_float(raw.z), f[3] = __uint_as_float(raw.w);
-  } else {
-    f[0] = __uint_as_float(raw.x << 16), f[1] = __uint_as_float(raw.x & 0xffff0000u);
-    f[2] = __uint_as_float(raw.y << 16), f[3] = __uint_as_float(raw.y & 0xffff0000u);
-    f[4] = __uint_as_float(raw.z << 16), f[5] = __uint_as_float(raw.z & 0xffff0000u);
-    f[6] = __uint_as_float(raw.w << 16), f[7] = __uint_as_float(raw.w & 0xffff0000u);
-  }
-}
-
 // Packs a pipelined kernel keeps per thread per row: the threads of PlanRow, at most 4 packs (16
 // registers a row buffer, two buffers); 0 when the row does not fit that way (the caller falls back).
 inline int PipelinePacks(int64_t cols, int vec_width, bool vec_ok, int* threads) {

@@ -37,6 +37,21 @@ __device__ __forceinline__ uint32_t PackBf16x2(float lo, float hi) {
   return static_cast<uint32_t>(__bfloat16_as_ushort(h.x)) | (static_cast<uint32_t>(__bfloat16_as_ushort(h.y)) << 16);
 }
 
+// A 16-byte word as kVec16<T> floats (4 f32, or 8 bf16: a bf16 is the high half of a float, so
+// widening is a shift or a mask, no conversion instruction).
+template <typename T>
+__device__ __forceinline__ void WidenPack(const uint4& raw, float (&f)[kVec16<T>]) {
+  if constexpr (sizeof(T) == 4) {
+    f[0] = __uint_as_float(raw.x), f[1] = __uint_as_float(raw.y);
+    f[2] = __uint_as_float(raw.z), f[3] = __uint_as_float(raw.w);
+  } else {
+    f[0] = __uint_as_float(raw.x << 16), f[1] = __uint_as_float(raw.x & 0xffff0000u);
+    f[2] = __uint_as_float(raw.y << 16), f[3] = __uint_as_float(raw.y & 0xffff0000u);
+    f[4] = __uint_as_float(raw.z << 16), f[5] = __uint_as_float(raw.z & 0xffff0000u);
+    f[6] = __uint_as_float(raw.w << 16), f[7] = __uint_as_float(raw.w & 0xffff0000u);
+  }
+}
+
 // Loads N consecutive elements at p and widens them to float. N == 1 is a scalar access; otherwise
 // N * sizeof(T) must be 16 and p 16-byte aligned (one 128-bit load).
 template <typename T, int N>
@@ -45,17 +60,7 @@ __device__ __forceinline__ void LoadFloats(const T* p, float (&f)[N]) {
   if constexpr (N == 1) {
     f[0] = ToFloat(*p);
   } else {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
-    if constexpr (sizeof(T) == 4) {
-      f[0] = __uint_as_float(raw.x), f[1] = __uint_as_float(raw.y);
-      f[2] = __uint_as_float(raw.z), f[3] = __uint_as_float(raw.w);
-    } else {
-      // A bf16 is the high half of a float: widening is a shift or a mask, no conversion instruction.
-      f[0] = __uint_as_float(raw.x << 16), f[1] = __uint_as_float(raw.x & 0xffff0000u);
-      f[2] = __uint_as_float(raw.y << 16), f[3] = __uint_as_float(raw.y & 0xffff0000u);
-      f[4] = __uint_as_float(raw.z << 16), f[5] = __uint_as_float(raw.z & 0xffff0000u);
-      f[6] = __uint_as_float(raw.w << 16), f[7] = __uint_as_float(raw.w & 0xffff0000u);
-    }
+    WidenPack<T>(*reinterpret_cast<const uint4*>(p), f);
   }
 }
 
