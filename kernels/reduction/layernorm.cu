@@ -187,51 +187,29 @@ __global__ void __launch_bounds__(kV3MaxThreads)
   constexpr int kW = kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   const float inv_cols = 1.0f / static_cast<float>(cols);
-  uint4 cur[kPacks], nxt[kPacks];
-  int64_t r = blockIdx.x;
-  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
-  for (; r < rows; r += gridDim.x) {
-    const int64_t rn = r + gridDim.x;
-    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum = 0.0f;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) sum += v[k];
-      }
-    }
+      for (int k = 0; k < kW; ++k) sum += v[k];
+    });
     const float mean = BlockSum(sum) * inv_cols;
     float m2 = 0.0f;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
-      }
-    }
+      for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
+    });
     const float rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
     T* orow = out + r * cols;
+    cuda::ForEachPack<T>(row, packs, [&](int p, float(&v)[kW]) {
+      float g[kW], b[kW];
+      LoadFloats<T, kW>(gamma + static_cast<int64_t>(p) * kW, g);  // the same for every row: L1/L2
+      LoadFloats<T, kW>(beta + static_cast<int64_t>(p) * kW, b);
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      const int p = threadIdx.x + j * blockDim.x;
-      if (p < packs) {
-        float v[kW], g[kW], b[kW];
-        cuda::WidenPack<T>(cur[j], v);
-        LoadFloats<T, kW>(gamma + static_cast<int64_t>(p) * kW, g);  // the same for every row: L1/L2
-        LoadFloats<T, kW>(beta + static_cast<int64_t>(p) * kW, b);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) v[k] = (v[k] - mean) * rstd * g[k] + b[k];
-        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
-  }
+      for (int k = 0; k < kW; ++k) v[k] = (v[k] - mean) * rstd * g[k] + b[k];
+      StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+    });
+  });
 }
 
 template <typename T>

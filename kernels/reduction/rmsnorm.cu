@@ -144,39 +144,22 @@ __global__ void __launch_bounds__(kV6MaxThreads)
     RmsnormV6(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ out, int64_t rows, int64_t cols) {
   constexpr int kW = cuda::kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
-  uint4 cur[kPacks], nxt[kPacks];
-  int64_t r = blockIdx.x;
-  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
-  for (; r < rows; r += gridDim.x) {
-    const int64_t rn = r + gridDim.x;
-    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum_sq = 0.0f;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) sum_sq += v[k] * v[k];
-      }
-    }
+      for (int k = 0; k < kW; ++k) sum_sq += v[k] * v[k];
+    });
     const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(cols) + kEps);
     T* orow = out + r * cols;
+    cuda::ForEachPack<T>(row, packs, [&](int p, float(&v)[kW]) {
+      float wv[kW];
+      cuda::LoadFloats<T, kW>(w + static_cast<int64_t>(p) * kW, wv);  // the same for every row: L1/L2
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      const int p = threadIdx.x + j * blockDim.x;
-      if (p < packs) {
-        float v[kW], wv[kW];
-        cuda::WidenPack<T>(cur[j], v);
-        cuda::LoadFloats<T, kW>(w + static_cast<int64_t>(p) * kW, wv);  // the same for every row: L1/L2
-#pragma unroll
-        for (int k = 0; k < kW; ++k) v[k] = v[k] * inv_rms * wv[k];
-        cuda::StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
-  }
+      for (int k = 0; k < kW; ++k) v[k] = v[k] * inv_rms * wv[k];
+      cuda::StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+    });
+  });
 }
 
 template <typename T>

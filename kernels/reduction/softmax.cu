@@ -186,49 +186,26 @@ __global__ void __launch_bounds__(kV4MaxThreads)
     SoftmaxV4(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
   constexpr int kW = kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
-  uint4 cur[kPacks], nxt[kPacks];
-  int64_t r = blockIdx.x;
-  cuda::LoadRawPacks<kPacks>(x + r * cols, packs, cur);
-  for (; r < rows; r += gridDim.x) {
-    const int64_t rn = r + gridDim.x;
-    if (rn < rows) cuda::LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);  // in flight during this row
+  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float m = -INFINITY;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) m = fmaxf(m, v[k]);
-      }
-    }
+      for (int k = 0; k < kW; ++k) m = fmaxf(m, v[k]);
+    });
     m = BlockMax(m);
     float l = 0.0f;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) l += __expf(v[k] - m);
-      }
-    }
+      for (int k = 0; k < kW; ++k) l += __expf(v[k] - m);
+    });
     const float inv_l = 1.0f / BlockSum(l);
     T* orow = out + r * cols;
+    cuda::ForEachPack<T>(row, packs, [&](int p, float(&v)[kW]) {
 #pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      const int p = threadIdx.x + j * blockDim.x;
-      if (p < packs) {
-        float v[kW];
-        cuda::WidenPack<T>(cur[j], v);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) v[k] = __expf(v[k] - m) * inv_l;
-        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
-  }
+      for (int k = 0; k < kW; ++k) v[k] = __expf(v[k] - m) * inv_l;
+      StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
+    });
+  });
 }
 
 template <typename T>

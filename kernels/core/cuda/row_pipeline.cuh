@@ -33,6 +33,38 @@ __device__ __forceinline__ void LoadRawPacks(const void* row, int packs, uint4 (
   }
 }
 
+// Calls row(r, raw) for rows blockIdx.x, + gridDim.x, ... of x (rows x cols elements of T), raw being
+// this thread's packs of row r; the loads of the block's next row are issued before row(r) runs, so
+// they are in flight through its reductions and stores. blockIdx.x < rows (PipelineGrid).
+template <typename T, int kPacks, typename Row>
+__device__ __forceinline__ void ForEachRowPipelined(const T* x, int64_t rows, int64_t cols, int packs, Row&& row) {
+  uint4 cur[kPacks], nxt[kPacks];
+  int64_t r = blockIdx.x;
+  LoadRawPacks<kPacks>(x + r * cols, packs, cur);
+  for (; r < rows; r += gridDim.x) {
+    const int64_t rn = r + gridDim.x;
+    if (rn < rows) LoadRawPacks<kPacks>(x + rn * cols, packs, nxt);
+    row(r, cur);
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) cur[j] = nxt[j];
+  }
+}
+
+// Calls f(p, v) for each pack this thread holds of a row: p the pack's index in the row, v its values
+// widened to floats (f may change them, e.g. to store them).
+template <typename T, int kPacks, typename F>
+__device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int packs, F&& f) {
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    const int p = threadIdx.x + j * blockDim.x;
+    if (p < packs) {
+      float v[kVec16<T>];
+      WidenPack<T>(raw[j], v);
+      f(p, v);
+    }
+  }
+}
+
 // Packs a pipelined kernel keeps per thread per row: the threads of PlanRow, at most 4 packs (16
 // registers a row buffer, two buffers); 0 when the row does not fit that way (the caller falls back).
 inline int PipelinePacks(int64_t cols, int vec_width, bool vec_ok, int* threads) {
