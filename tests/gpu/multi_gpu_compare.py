@@ -7,29 +7,12 @@
                                                 unless every normal result is OK on the other GPU
 """
 import argparse
-import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
-
-def snake(obj):
-    """Proto JSON may use lowerCamelCase keys; the tables use the proto names."""
-    if isinstance(obj, dict):
-        return {re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), k): snake(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [snake(v) for v in obj]
-    return obj
-
-
-def load(path):
-    text = Path(path).read_text().strip() if Path(path).exists() else ""
-    if not text:
-        return []
-    if text.startswith("["):
-        return snake(json.loads(text))
-    return [snake(json.loads(line)) for line in text.splitlines() if line.strip()]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tables import load  # noqa: E402  (proto JSON or JSON lines, keys in proto names)
 
 
 def key(r):
@@ -64,6 +47,8 @@ def concurrency(out, max_diff):
                 failures.append(f"{path.name}: {r['variant']} {r.get('status')} {r.get('status_message', '')}")
                 continue
             concurrent.setdefault((key(r), device(r)), []).append(float(r["timing"]["median_ns"]))
+    if not pairs:
+        failures.append("no concurrent-*.json results: nothing was measured with both GPUs busy")
     for workload, devs in sorted(pairs.items()):
         if len(devs) != 2:
             failures.append(f"{workload}: the two concurrent jobs ran on {len(devs)} GPU(s), expected 2")

@@ -47,17 +47,8 @@ log "GPUs: $gpus"
 cat "$out/nvidia-smi.csv" >>"$out/run.log"
 if ((gpus < 2)); then log "this script needs at least two GPUs"; exit 2; fi
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
-
-wait_line() {  # FILE PATTERN SECONDS -> last word of the matching line
-  for ((i = 0; i < $3 * 10; i++)); do
-    if l=$(grep -m1 "$2" "$1" 2>/dev/null); then echo "${l##* }"; return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
+# pids, cleanup on exit, wait_line
+source "$here/lib.sh"
 
 "$bin/kbench-coordinator" --listen 127.0.0.1:0 --db "$out/kbench.db" --metrics-listen "" >"$out/coordinator.log" 2>&1 &
 pids+=($!)

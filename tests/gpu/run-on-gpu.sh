@@ -37,17 +37,8 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,temperature.gpu
   >"$out/nvidia-smi.csv" 2>&1
 log "device: $(tail -1 "$out/nvidia-smi.csv")"
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
-
-wait_line() {  # FILE PATTERN SECONDS -> last word of the matching line
-  for ((i = 0; i < $3 * 10; i++)); do
-    if l=$(grep -m1 "$2" "$1" 2>/dev/null); then echo "${l##* }"; return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
+# pids, cleanup on exit, wait_line
+source "$here/lib.sh"
 
 addr=""
 start_cluster() {
