@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 
 namespace kbench::kernels::cuda {
@@ -68,13 +69,10 @@ __device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int pack
 // Packs a pipelined kernel keeps per thread per row: the threads of PlanRow, at most 4 packs (16
 // registers a row buffer, two buffers); 0 when the row does not fit that way (the caller falls back).
 inline int PipelinePacks(int64_t cols, int vec_width, bool vec_ok, int* threads) {
-  if (!vec_ok || cols % vec_width != 0) return 0;
-  const int64_t packs = cols / vec_width;
-  *threads = static_cast<int>(std::clamp<int64_t>(RoundUp(std::max<int64_t>(CeilDiv(packs, 4), 1), 32), 32, 256));
-  const int64_t per_thread = CeilDiv(packs, *threads);
-  int bucket = 1;
-  while (bucket < per_thread) bucket *= 2;
-  return bucket <= 4 ? bucket : 0;
+  const RowPlan plan = PlanRow(cols, vec_width, vec_ok);
+  if (plan.width != vec_width) return 0;  // odd width or unaligned: scalar accesses
+  *threads = plan.threads;
+  return plan.packs <= 4 ? plan.packs : 0;  // 0 also when PlanRow keeps nothing in registers
 }
 
 // Grid of a pipelined kernel: as many blocks as fit on the device at once (each then walks rows
