@@ -40,7 +40,7 @@ std::string FormatContract(const v1::OpInfo& op, bool json) {
   absl::StrAppend(&s, "  block:       ", absl::StrJoin(c.default_block(), ", "), "   (--block X[,Y[,Z]])\n");
   absl::StrAppend(&s, "  grid:        ", absl::StrJoin(c.default_grid(), ", "), "   (--grid EXPR[,EXPR[,EXPR]])\n");
   absl::StrAppend(&s, "\nRules:\n", c.notes(), "\n\nStarting template (kbench-client kernels --op ", op.name(),
-                  " --contract --template > my_", op.name(), ".cu):\n\n", c.template_source());
+                  " --template > my_", op.name(), ".cu):\n\n", c.template_source());
   return s;
 }
 

@@ -12,13 +12,13 @@ const CommandSpec& KernelsSpec() {
     s.summary = "List the ops the workers can run: dims, dtypes, presets (with problem counts) and variants.";
     s.flags = {{"op", "NAME", "Only this op"},
                {"contract", "", "With --op: the launch contract of custom kernels (submit --source) and a starting template"},
-               {"template", "", "With --contract: only the starting template, to save as a .cu file"},
+               {"template", "", "With --op: only the contract's starting template, to save as a .cu file"},
                FormatFlagSpec()};
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details = "json: kbench.v1.OpInfo messages, with every preset's problems.";
     s.examples = {"kbench-client kernels", "kbench-client kernels --op gemm --format md",
                   "kbench-client kernels --op rmsnorm --contract",
-                  "kbench-client kernels --op rmsnorm --contract --template > my_rmsnorm.cu"};
+                  "kbench-client kernels --op rmsnorm --template > my_rmsnorm.cu"};
     return s;
   }();
   return spec;
@@ -30,8 +30,10 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
   if (auto exit = ParseOrExit(spec, argv, io, &args)) return *exit;
   auto format = ParseFormat(args.Get("format", "table"));
   if (!format.ok()) return UsageError(io, spec, format.status().message());
-  if (args.GetBool("contract") && !args.Has("op")) return UsageError(io, spec, "--contract: needs --op");
-  if (args.GetBool("template") && !args.GetBool("contract")) return UsageError(io, spec, "--template: only with --contract");
+  const bool template_only = args.GetBool("template");  // implies --contract
+  const bool contract = args.GetBool("contract") || template_only;
+  if (contract && !args.Has("op"))
+    return UsageError(io, spec, template_only ? "--template: needs --op" : "--contract: needs --op");
   auto conn = Connect(args, globals);
   if (!conn.ok()) return UsageError(io, spec, conn.status().message());
   v1::ListKernelsRequest req;
@@ -44,14 +46,14 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
     io.err << kProgram << ": kernels: no op named '" << args.Get("op") << "' (is a worker with it registered?)\n";
     return kExitFailure;
   }
-  if (args.GetBool("contract")) {
+  if (contract) {
     const v1::OpInfo& op = resp.ops(0);
     if (!op.has_contract()) {
       io.err << kProgram << ": kernels: op '" << op.name()
              << "' takes no custom kernels on the registered workers (a launch contract comes with CUDA workers)\n";
       return kExitFailure;
     }
-    io.out << (args.GetBool("template") ? op.contract().template_source() : FormatContract(op, *format == Format::kJson));
+    io.out << (template_only ? op.contract().template_source() : FormatContract(op, *format == Format::kJson));
     return kExitOk;
   }
   io.out << FormatKernels({resp.ops().begin(), resp.ops().end()}, *format);

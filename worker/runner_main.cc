@@ -2,6 +2,7 @@
 // one pipe and answers on another (isolation/framing.h); it exits when the worker closes the pipe,
 // or after answering with `fatal` once its device context is unusable.
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -133,16 +134,23 @@ void NameFaultingLibrary() {
 #else
     const void* pc = info->si_addr;
 #endif
-    Dl_info dl{};
     char line[512];
-    int n = 0;
-    if (dladdr(pc, &dl) != 0 && dl.dli_fname != nullptr)
-      n = snprintf(line, sizeof line, "kbench-runner: signal %d at %p in %s+0x%lx (%s), fault address %p\n", sig, pc,
-                   dl.dli_fname, static_cast<unsigned long>(static_cast<const char*>(pc) - static_cast<const char*>(dl.dli_fbase)),
-                   dl.dli_sname ? dl.dli_sname : "?", info->si_addr);
-    else
-      n = snprintf(line, sizeof line, "kbench-runner: signal %d at %p, fault address %p\n", sig, pc, info->si_addr);
+    int n = snprintf(line, sizeof line, "kbench-runner: signal %d at %p, fault address %p; frames:\n", sig, pc, info->si_addr);
     if (n > 0) (void)!write(2, line, static_cast<size_t>(std::min<int>(n, sizeof line - 1)));
+    // The faulting PC first (the signal frame hides it from backtrace's view), then the callers.
+    void* frames[32];
+    frames[0] = const_cast<void*>(pc);
+    const int depth = 1 + backtrace(frames + 1, 31);
+    for (int i = 0; i < depth; ++i) {
+      Dl_info dl{};
+      if (dladdr(frames[i], &dl) != 0 && dl.dli_fname != nullptr)
+        n = snprintf(line, sizeof line, "  #%d %s+0x%lx (%s)\n", i, dl.dli_fname,
+                     static_cast<unsigned long>(static_cast<const char*>(frames[i]) - static_cast<const char*>(dl.dli_fbase)),
+                     dl.dli_sname ? dl.dli_sname : "?");
+      else
+        n = snprintf(line, sizeof line, "  #%d %p\n", i, frames[i]);
+      if (n > 0) (void)!write(2, line, static_cast<size_t>(std::min<int>(n, sizeof line - 1)));
+    }
     sigaction(sig, &previous, nullptr);
     raise(sig);
   };

@@ -158,8 +158,9 @@ TEST_F(CustomKernelsGpuTest, OutOfBoundsAndHangCostOneResultEach) {
       "}\n";
   const std::string hang =
       "extern \"C\" __global__ void kbench_vector_add(const kbench_t* x, const kbench_t* y, kbench_t* out, long long N) {\n"
-      "  volatile long long spin = N;\n"
-      "  while (spin > 0) spin = spin + 1;\n"
+      // clock64() is a volatile read the compiler must keep (a loop on a local it may delete).
+      "  const long long start = clock64();\n"
+      "  while (clock64() >= start) {}\n"
       "}\n";
   v1::JobSpec spec = Spec("vector_add", {"N=4096"}, {v1::DTYPE_F32});
   spec.mutable_settings()->set_timeout_ns(3'000'000'000);

@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 set -uo pipefail
@@ -96,6 +96,12 @@ for phase in $phases; do
         --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 ||
         { status=1; log "FAILED: $(basename "$t")"; }
       tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      ;;
+    custom)  # a user's custom kernel through client, coordinator and worker, beside the built-in rungs
+      start_cluster
+      "$bin/kbench-client" --coordinator "$addr" kernels --op rmsnorm --template >"$out/my_rmsnorm.cu"
+      submit custom_rmsnorm --op rmsnorm --source "$out/my_rmsnorm.cu" --variant cuda_v5_vec16 \
+        --shape 32768x4096 --dtype bf16 --trials 2 --max-time-ms 500
       ;;
     smoke)  # the whole path on a tiny problem: for checking this script on any machine
       start_cluster

@@ -79,10 +79,9 @@ v1::KernelResources LoadedKernel::Resources(int block_threads, int64_t dynamic_s
     r.set_static_shared_bytes(v);
   if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function_) == CUDA_SUCCESS)
     r.set_local_bytes_per_thread(v);
-  CUdevice dev = 0;
-  int blocks = 0, max_threads = 0;
-  if (api_->ctx_get_device(&dev) == CUDA_SUCCESS &&
-      api_->device_get_attribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev) == CUDA_SUCCESS &&
+  int device = 0, blocks = 0, max_threads = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) == cudaSuccess &&
       api_->occupancy_max_active_blocks(&blocks, function_, block_threads, static_cast<size_t>(dynamic_shared_bytes)) ==
           CUDA_SUCCESS &&
       max_threads > 0)

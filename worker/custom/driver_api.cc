@@ -10,11 +10,11 @@ namespace {
 absl::StatusOr<DriverApi> Resolve() {
   DriverApi api;
   absl::Status status = absl::OkStatus();
-  auto get = [&](const char* symbol, auto*& fn) {
+  auto get = [&](const char* symbol, int abi_version, auto& fn) {
     if (!status.ok()) return;
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, CUDA_VERSION, cudaEnableDefault, &found);
+    const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, abi_version, cudaEnableLegacyStream, &found);
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr) {
       cudaGetLastError();
       status = absl::UnavailableError(absl::StrCat("the CUDA driver has no ", symbol, " (",
@@ -23,19 +23,9 @@ absl::StatusOr<DriverApi> Resolve() {
     }
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
   };
-  get("cuCtxGetCurrent", api.ctx_get_current);
-  get("cuCtxGetDevice", api.ctx_get_device);
-  get("cuDeviceGetAttribute", api.device_get_attribute);
-  get("cuModuleLoadDataEx", api.module_load_data_ex);
-  get("cuModuleUnload", api.module_unload);
-  get("cuModuleGetFunction", api.module_get_function);
-  get("cuFuncGetParamInfo", api.func_get_param_info);
-  get("cuFuncGetAttribute", api.func_get_attribute);
-  get("cuFuncSetAttribute", api.func_set_attribute);
-  get("cuOccupancyMaxActiveBlocksPerMultiprocessor", api.occupancy_max_active_blocks);
-  get("cuLaunchKernel", api.launch_kernel);
-  get("cuGetErrorName", api.get_error_name);
-  get("cuGetErrorString", api.get_error_string);
+#define KBENCH_DRIVER_LOOKUP(member, symbol, version) get(#symbol, version, api.member);
+  KBENCH_DRIVER_FUNCTIONS(KBENCH_DRIVER_LOOKUP)
+#undef KBENCH_DRIVER_LOOKUP
   if (!status.ok()) return status;
   return api;
 }

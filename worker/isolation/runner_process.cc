@@ -94,7 +94,7 @@ std::string RunnerProcess::LogTail() const {
   std::stringstream ss;
   ss << in.rdbuf();
   std::string s = ss.str();
-  constexpr size_t kTail = 2000;
+  constexpr size_t kTail = 8000;  // room for a fault report with its frames and a stack trace
   return s.size() > kTail ? s.substr(s.size() - kTail) : s;
 }
 

@@ -235,6 +235,27 @@ TEST_F(CommandsTest, KernelsFiltersByOp) {
   EXPECT_THAT(missing.err, HasSubstr("no op named 'conv'"));
 }
 
+TEST_F(CommandsTest, KernelsTemplatePrintsOnlyTheStartingSource) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    v1::OpInfo* op = fake.kernels.add_ops();
+    op->set_name("rmsnorm");
+    op->mutable_contract()->set_entry("kbench_rmsnorm");
+    op->mutable_contract()->set_template_source("extern \"C\" __global__ void kbench_rmsnorm() {}\n");
+  }
+  // --template implies --contract: the output is the .cu file and nothing else.
+  auto t = Run({"kernels", "--op", "rmsnorm", "--template"});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_EQ(t.out, "extern \"C\" __global__ void kbench_rmsnorm() {}\n");
+  auto c = Run({"kernels", "--op", "rmsnorm", "--contract"});
+  ASSERT_EQ(c.rc, 0) << c.err;
+  EXPECT_THAT(c.out, HasSubstr("kbench_rmsnorm"));
+  EXPECT_THAT(c.out, HasSubstr("--template > my_rmsnorm.cu"));
+  auto no_op = Run({"kernels", "--template"});
+  EXPECT_EQ(no_op.rc, 2);
+  EXPECT_THAT(no_op.err, HasSubstr("--template: needs --op"));
+}
+
 TEST_F(CommandsTest, UnreachableCoordinatorIsAFailureNotUsage) {
   // A port nobody listens on: bind one and close it again.
   std::string address;

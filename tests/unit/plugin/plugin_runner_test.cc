@@ -90,6 +90,10 @@ TEST_F(PluginRunnerTest, CrashAndHangInAPluginCostOneResultEach) {
   EXPECT_EQ(by_variant["cpu_wrong"].status(), v1::INCORRECT);
   EXPECT_EQ(by_variant["cpu_segfault"].status(), v1::RUNTIME_ERROR);
   EXPECT_THAT(by_variant["cpu_segfault"].status_message(), HasSubstr("signal 11"));
+  // The runner's fault report names the file and offset of every frame on the faulting stack
+  // (the plugin's own frame is a tail call into raise here, so it is the runner's that show).
+  EXPECT_THAT(by_variant["cpu_segfault"].status_message(), HasSubstr("frames:"));
+  EXPECT_THAT(by_variant["cpu_segfault"].status_message(), HasSubstr("kbench-runner+0x"));
   EXPECT_EQ(by_variant["cpu_hang"].status(), v1::TIMEOUT);
   EXPECT_EQ(by_variant["cpu_ok"].status(), v1::OK) << by_variant["cpu_ok"].status_message();
   for (const auto& r : results) {
