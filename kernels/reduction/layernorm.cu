@@ -18,6 +18,8 @@
 //                          statistics cost no extra memory traffic: the mean, then the sum of
 //                          squared deviations from it (no per-pack division, nothing cancels).
 //                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
+//   cuda_v4_cp_async_ring  v3 with the next rows in a shared-memory ring that cp.async fills
+//                          (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
@@ -180,24 +182,25 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
 // --- v3: pipelined rows, exact two-pass statistics from registers ---------------------------------------
 constexpr int kV3MaxThreads = 256;
 
-template <typename T, int kPacks>
+// kStages 0: the next row in registers (v3); else a cp.async ring of kStages rows (v4).
+template <typename T, int kPacks, int kStages>
 __global__ void __launch_bounds__(kV3MaxThreads)
     LayernormV3(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
                 int64_t rows, int64_t cols) {
   constexpr int kW = kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   const float inv_cols = 1.0f / static_cast<float>(cols);
-  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+  cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum = 0.0f;
-    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
-#pragma unroll
-      for (int k = 0; k < kW; ++k) sum += v[k];
-    });
+    const auto add = [](float a, float b) { return a + b; };
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) { sum += cuda::PackReduce<kW>(v, add); });
     const float mean = BlockSum(sum) * inv_cols;
     float m2 = 0.0f;
     cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+      float d2[kW];
 #pragma unroll
-      for (int k = 0; k < kW; ++k) m2 += (v[k] - mean) * (v[k] - mean);
+      for (int k = 0; k < kW; ++k) d2[k] = (v[k] - mean) * (v[k] - mean);
+      m2 += cuda::PackReduce<kW>(d2, add);
     });
     const float rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
     T* orow = out + r * cols;
@@ -215,13 +218,13 @@ __global__ void __launch_bounds__(kV3MaxThreads)
 template <typename T>
 using V3Fn = void (*)(const T*, const T*, const T*, T*, int64_t, int64_t);
 
-// The v3 instantiation for cols, or nullptr (then v2 runs); *threads gets the block size.
-template <typename T>
-V3Fn<T> PickV3(int64_t cols, bool vec_ok, int* threads) {
-  switch (cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
-    case 1: return &LayernormV3<T, 1>;
-    case 2: return &LayernormV3<T, 2>;
-    case 4: return &LayernormV3<T, 4>;
+// The v3/v4 instantiation for cols, or nullptr (then v2 runs); *threads and *packs get its plan.
+template <typename T, int kStages>
+V3Fn<T> PickV3(int64_t cols, bool vec_ok, int* threads, int* packs) {
+  switch (*packs = cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
+    case 1: return &LayernormV3<T, 1, kStages>;
+    case 2: return &LayernormV3<T, 2, kStages>;
+    case 4: return &LayernormV3<T, 4, kStages>;
     default: return nullptr;
   }
 }
@@ -254,18 +257,16 @@ int LaunchV2(const Args& a, cudaStream_t s) {
   return 0;
 }
 
-template <typename T>
+template <typename T, int kStages>
 int LaunchV3(const Args& a, cudaStream_t s) {
-  int threads = 0;
+  int threads = 0, packs = 0;
   const bool vec_ok =
       cuda::Aligned16(a.x) && cuda::Aligned16(a.gamma) && cuda::Aligned16(a.beta) && cuda::Aligned16(a.out);
-  const auto k = PickV3<T>(a.cols, vec_ok, &threads);
+  const auto k = PickV3<T, kStages>(a.cols, vec_ok, &threads, &packs);
   if (k == nullptr) return LaunchV2<T>(a, s);
-  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(
-      static_cast<const T*>(a.x), static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
-      static_cast<T*>(a.out), a.rows, a.cols);
-  KB_LAUNCH_CHECK();
-  return 0;
+  return cuda::LaunchPipelined<kStages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
+                                        static_cast<const T*>(a.gamma), static_cast<const T*>(a.beta),
+                                        static_cast<T*>(a.out), a.rows, a.cols);
 }
 
 // --- registration ------------------------------------------------------------------------------------
@@ -283,9 +284,15 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
   const std::string type = cuda::TypeName<T>();
   if (rung == 1) return {{"LayernormV1<" + type + ">", (const void*)&LayernormV1<T>, kV1Block, 0}};
   if (rung == 3) {
-    int threads = 0;
-    if (const auto k = PickV3<T>(p.dim("cols"), true, &threads))
+    int threads = 0, packs = 0;
+    if (const auto k = PickV3<T, 0>(p.dim("cols"), true, &threads, &packs))
       return {{"LayernormV3<" + type + ",pipelined>", (const void*)k, threads, 0}};
+  }
+  if (rung == 4) {
+    int threads = 0, packs = 0;
+    if (const auto k = PickV3<T, cuda::kRingStages>(p.dim("cols"), true, &threads, &packs))
+      return {{"LayernormV3<" + type + ",ring" + std::to_string(cuda::kRingStages) + ">", (const void*)k, threads,
+               cuda::RingBytes(cuda::kRingStages, packs, threads)}};
   }
   const auto l = PickV2<T>(p.dim("cols"), true);
   return {{"LayernormV2<" + type + ",w" + std::to_string(l.plan.width) +
@@ -333,8 +340,18 @@ void AddLayernormCudaVariants(OpDef& op) {
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
-      .run_cuda = Run<LaunchV3<float>, LaunchV3<__nv_bfloat16>>,
+      .run_cuda = Run<LaunchV3<float, 0>, LaunchV3<__nv_bfloat16, 0>>,
       .launches = LaunchesOf<3>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v4_cp_async_ring",
+      .description = "v3 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
+                     "flight instead of 1, none held in registers.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV3<float, cuda::kRingStages>, LaunchV3<__nv_bfloat16, cuda::kRingStages>>,
+      .launches = LaunchesOf<4>,
   });
 }
 

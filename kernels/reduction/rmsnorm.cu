@@ -19,6 +19,9 @@
 //                        reduces and writes row i, holding rows as raw 16-byte words
 //                        (core/cuda/row_pipeline.cuh): loads in flight through every phase. Rows that
 //                        do not fit 4 packs a thread (or unaligned / odd widths) run v5's kernel.
+//   cuda_v7_cp_async_ring v6 with the next rows in a shared-memory ring that cp.async fills
+//                        (ForEachRowRing): kRingStages - 1 rows a block in flight, none held in
+//                        registers. Same fallback as v6.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/vec.cuh"
@@ -139,16 +142,19 @@ int PerLaneBucket(int64_t cols) {
 // --- v6: pipelined rows, raw packs in registers --------------------------------------------------------
 constexpr int kV6MaxThreads = 256;
 
-template <typename T, int kPacks>
+// kStages 0: the next row in registers (v6); else a cp.async ring of kStages rows (v7).
+template <typename T, int kPacks, int kStages>
 __global__ void __launch_bounds__(kV6MaxThreads)
     RmsnormV6(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ out, int64_t rows, int64_t cols) {
   constexpr int kW = cuda::kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
-  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+  cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum_sq = 0.0f;
     cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+      float sq[kW];
 #pragma unroll
-      for (int k = 0; k < kW; ++k) sum_sq += v[k] * v[k];
+      for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k];
+      sum_sq += cuda::PackReduce<kW>(sq, [](float a, float b) { return a + b; });
     });
     const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(cols) + kEps);
     T* orow = out + r * cols;
@@ -165,13 +171,13 @@ __global__ void __launch_bounds__(kV6MaxThreads)
 template <typename T>
 using V6Fn = void (*)(const T*, const T*, T*, int64_t, int64_t);
 
-// The v6 instantiation for cols, or nullptr (then v5 runs); *threads gets the block size.
-template <typename T>
-V6Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads) {
-  switch (cuda::PipelinePacks(cols, cuda::kVec16<T>, vec_ok, threads)) {
-    case 1: return &RmsnormV6<T, 1>;
-    case 2: return &RmsnormV6<T, 2>;
-    case 4: return &RmsnormV6<T, 4>;
+// The v6/v7 instantiation for cols, or nullptr (then v5 runs); *threads and *packs get its plan.
+template <typename T, int kStages>
+V6Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads, int* packs) {
+  switch (*packs = cuda::PipelinePacks(cols, cuda::kVec16<T>, vec_ok, threads)) {
+    case 1: return &RmsnormV6<T, 1, kStages>;
+    case 2: return &RmsnormV6<T, 2, kStages>;
+    case 4: return &RmsnormV6<T, 4, kStages>;
     default: return nullptr;
   }
 }
@@ -223,15 +229,14 @@ int LaunchV5(const Args& a, cudaStream_t s) {
                                            static_cast<T*>(a.out), nullptr, a.rows, a.cols, kEps, s);
 }
 
-template <typename T>
+template <typename T, int kStages>
 int LaunchV6(const Args& a, cudaStream_t s) {
-  int threads = 0;
-  const auto k = PickV6<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.w) && cuda::Aligned16(a.out), &threads);
+  int threads = 0, packs = 0;
+  const auto k = PickV6<T, kStages>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.w) && cuda::Aligned16(a.out),
+                                    &threads, &packs);
   if (k == nullptr) return LaunchV5<T>(a, s);
-  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(
-      static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.out), a.rows, a.cols);
-  KB_LAUNCH_CHECK();
-  return 0;
+  return cuda::LaunchPipelined<kStages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
+                                        static_cast<const T*>(a.w), static_cast<T*>(a.out), a.rows, a.cols);
 }
 
 // --- registration ------------------------------------------------------------------------------------
@@ -257,10 +262,17 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
       return {{"RmsnormV4<" + std::string(cuda::TypeName<T>()) + ",perlane" + std::to_string(PerLaneBucket(cols)) + ">",
                (const void*)PickV4<T>(cols), kV4Block, 0}};
     case 6: {
-      int threads = 0;
-      if (const auto k = PickV6<T>(cols, true, &threads))
+      int threads = 0, packs = 0;
+      if (const auto k = PickV6<T, 0>(cols, true, &threads, &packs))
         return {{"RmsnormV6<" + std::string(cuda::TypeName<T>()) + ",pipelined>", (const void*)k, threads, 0}};
-      [[fallthrough]];
+      return Launches<T>(5, p);
+    }
+    case 7: {
+      int threads = 0, packs = 0;
+      if (const auto k = PickV6<T, cuda::kRingStages>(cols, true, &threads, &packs))
+        return {{"RmsnormV6<" + std::string(cuda::TypeName<T>()) + ",ring" + std::to_string(cuda::kRingStages) + ">",
+                 (const void*)k, threads, cuda::RingBytes(cuda::kRingStages, packs, threads)}};
+      return Launches<T>(5, p);
     }
     default: {
       const auto l = cuda::PickRmsnormRow<T, false>(cols, true);
@@ -349,8 +361,18 @@ void AddRmsnormCudaVariants(OpDef& op) {
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
-      .run_cuda = Run<LaunchV6<float>, LaunchV6<__nv_bfloat16>>,
+      .run_cuda = Run<LaunchV6<float, 0>, LaunchV6<__nv_bfloat16, 0>>,
       .launches = LaunchesOf<6>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v7_cp_async_ring",
+      .description = "v6 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
+                     "flight instead of the 1 registers could hold, and no registers spent holding them.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV6<float, cuda::kRingStages>, LaunchV6<__nv_bfloat16, cuda::kRingStages>>,
+      .launches = LaunchesOf<7>,
   });
 }
 

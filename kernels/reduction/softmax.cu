@@ -18,9 +18,12 @@
 //                       while they reduce and write row i, rows held as raw 16-byte words
 //                       (core/cuda/row_pipeline.cuh): x read once, and the block's max and sum cost
 //                       two barriers each instead of v3's 195 registers (1 warp in 8 resident).
-//                       exp is evaluated twice per element (sum, then write) with __expf: cheaper
-//                       than holding the floats, and its few-ulp error is far inside the tolerance.
+//                       exp is evaluated once per element (ex2.approx after one FMA, a few ulp, far
+//                       inside the tolerance) and held as floats for the write: the SFU runs at 1/8
+//                       of the FMA rate, and evaluating it twice was measured as the bottleneck.
 //                       Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
+//   cuda_v5_cp_async_ring  v4 with the next rows in a shared-memory ring that cp.async fills
+//                       (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
@@ -180,44 +183,65 @@ V3Launch<T> PickV3(int64_t cols, bool vec_ok) {
 
 // --- v4: block per row, pipelined rows -----------------------------------------------------------------
 constexpr int kV4MaxThreads = 256;
+constexpr float kLog2e = 1.4426950408889634f;
 
-template <typename T, int kPacks>
+// 2^x by the SFU (ex2.approx: 2 ulp; exp(x - m) = 2^(x log2 e - m log2 e), one FMA in front).
+__device__ __forceinline__ float FastExp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// kStages 0: the next row in registers (v4); else a cp.async ring of kStages rows (v5).
+template <typename T, int kPacks, int kStages>
 __global__ void __launch_bounds__(kV4MaxThreads)
     SoftmaxV4(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
   constexpr int kW = kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
-  cuda::ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+  cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float m = -INFINITY;
     cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
-#pragma unroll
-      for (int k = 0; k < kW; ++k) m = fmaxf(m, v[k]);
+      m = fmaxf(m, cuda::PackReduce<kW>(v, [](float a, float b) { return fmaxf(a, b); }));
     });
     m = BlockMax(m);
+    // exp once per element, kept as floats for the write: ex2 runs at 1/8 of the FMA rate (16 a
+    // clock per SM), and evaluating it twice cost ~60 us of a 156 us row sweep at 32768x4096.
+    const float m_log2 = m * kLog2e;
+    float e[kPacks][kW];
     float l = 0.0f;
-    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
 #pragma unroll
-      for (int k = 0; k < kW; ++k) l += __expf(v[k] - m);
-    });
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        cuda::WidenPack<T>(row[j], e[j]);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) e[j][k] = FastExp2(fmaf(e[j][k], kLog2e, -m_log2));
+        l += cuda::PackReduce<kW>(e[j], [](float a, float b) { return a + b; });
+      }
+    }
     const float inv_l = 1.0f / BlockSum(l);
     T* orow = out + r * cols;
-    cuda::ForEachPack<T>(row, packs, [&](int p, float(&v)[kW]) {
 #pragma unroll
-      for (int k = 0; k < kW; ++k) v[k] = __expf(v[k] - m) * inv_l;
-      StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
-    });
+    for (int j = 0; j < kPacks; ++j) {
+      const int p = threadIdx.x + j * blockDim.x;
+      if (p < packs) {
+#pragma unroll
+        for (int k = 0; k < kW; ++k) e[j][k] *= inv_l;
+        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, e[j]);
+      }
+    }
   });
 }
 
 template <typename T>
 using V4Fn = void (*)(const T*, T*, int64_t, int64_t);
 
-// The v4 instantiation for cols, or nullptr (then v2 runs); *threads gets the block size.
-template <typename T>
-V4Fn<T> PickV4(int64_t cols, bool vec_ok, int* threads) {
-  switch (cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
-    case 1: return &SoftmaxV4<T, 1>;
-    case 2: return &SoftmaxV4<T, 2>;
-    case 4: return &SoftmaxV4<T, 4>;
+// The v4/v5 instantiation for cols, or nullptr (then v2 runs); *threads and *packs get its plan.
+template <typename T, int kStages>
+V4Fn<T> PickV4(int64_t cols, bool vec_ok, int* threads, int* packs) {
+  switch (*packs = cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
+    case 1: return &SoftmaxV4<T, 1, kStages>;
+    case 2: return &SoftmaxV4<T, 2, kStages>;
+    case 4: return &SoftmaxV4<T, 4, kStages>;
     default: return nullptr;
   }
 }
@@ -256,15 +280,13 @@ int LaunchV3(const Args& a, cudaStream_t s) {
   return 0;
 }
 
-template <typename T>
+template <typename T, int kStages>
 int LaunchV4(const Args& a, cudaStream_t s) {
-  int threads = 0;
-  const auto k = PickV4<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out), &threads);
+  int threads = 0, packs = 0;
+  const auto k = PickV4<T, kStages>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out), &threads, &packs);
   if (k == nullptr) return LaunchV2<T>(a, s);
-  k<<<cuda::PipelineGrid((const void*)k, threads, a.rows), threads, 0, s>>>(static_cast<const T*>(a.x),
-                                                                             static_cast<T*>(a.out), a.rows, a.cols);
-  KB_LAUNCH_CHECK();
-  return 0;
+  return cuda::LaunchPipelined<kStages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
+                                        static_cast<T*>(a.out), a.rows, a.cols);
 }
 
 // --- registration ------------------------------------------------------------------------------------
@@ -285,9 +307,16 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
     case 1: return {{"SoftmaxV1<" + type + ">", (const void*)&SoftmaxV1<T>, kBlock, 0}};
     case 2: return {{"SoftmaxV2<" + type + ">", (const void*)&SoftmaxV2<T>, kBlock, 0}};
     case 4: {
-      int threads = 0;
-      if (const auto k = PickV4<T>(cols, true, &threads))
+      int threads = 0, packs = 0;
+      if (const auto k = PickV4<T, 0>(cols, true, &threads, &packs))
         return {{"SoftmaxV4<" + type + ",pipelined>", (const void*)k, threads, 0}};
+      return Launches<T>(2, p);
+    }
+    case 5: {
+      int threads = 0, packs = 0;
+      if (const auto k = PickV4<T, cuda::kRingStages>(cols, true, &threads, &packs))
+        return {{"SoftmaxV4<" + type + ",ring" + std::to_string(cuda::kRingStages) + ">", (const void*)k, threads,
+                 cuda::RingBytes(cuda::kRingStages, packs, threads)}};
       return Launches<T>(2, p);
     }
     default: {
@@ -357,8 +386,18 @@ void AddSoftmaxCudaVariants(OpDef& op) {
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
-      .run_cuda = Run<LaunchV4<float>, LaunchV4<__nv_bfloat16>>,
+      .run_cuda = Run<LaunchV4<float, 0>, LaunchV4<__nv_bfloat16, 0>>,
       .launches = LaunchesOf<4>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v5_cp_async_ring",
+      .description = "v4 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
+                     "flight instead of 1, none held in registers.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV4<float, cuda::kRingStages>, LaunchV4<__nv_bfloat16, cuda::kRingStages>>,
+      .launches = LaunchesOf<5>,
   });
 }
 

@@ -36,10 +36,12 @@ TEST(CudaLadders, NamesAndRungs) {
   EXPECT_EQ(CudaNames(Op("silu_mul_bias")), (V{"cuda_v1_unfused", "cuda_v2_fused"}));
   EXPECT_EQ(CudaNames(Op("reduce_sum")), (V{"cuda_v1_atomic", "cuda_v2_two_pass"}));
   EXPECT_EQ(CudaNames(Op("rmsnorm")), (V{"cuda_v1_naive", "cuda_v2_smem_tree", "cuda_v3_warp_shuffle",
-                                         "cuda_v4_warp_row", "cuda_v5_vec16", "cuda_v6_pipelined"}));
+                                         "cuda_v4_warp_row", "cuda_v5_vec16", "cuda_v6_pipelined",
+                                         "cuda_v7_cp_async_ring"}));
   EXPECT_EQ(CudaNames(Op("softmax")), (V{"cuda_v1_three_pass", "cuda_v2_online", "cuda_v3_warp_row",
-                                         "cuda_v4_block_pipelined"}));
-  EXPECT_EQ(CudaNames(Op("layernorm")), (V{"cuda_v1_two_pass", "cuda_v2_welford_vec16", "cuda_v3_pipelined"}));
+                                         "cuda_v4_block_pipelined", "cuda_v5_cp_async_ring"}));
+  EXPECT_EQ(CudaNames(Op("layernorm")), (V{"cuda_v1_two_pass", "cuda_v2_welford_vec16", "cuda_v3_pipelined",
+                                         "cuda_v4_cp_async_ring"}));
   EXPECT_EQ(CudaNames(Op("add_rmsnorm")), (V{"cuda_v1_unfused", "cuda_v2_fused"}));
 }
 

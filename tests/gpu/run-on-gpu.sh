@@ -122,7 +122,7 @@ for phase in $phases; do
       submit gemm_f32 --op gemm --preset canonical --dtype f32 --trials 1 --max-time-ms 600 --warmup-ms 20 \
         --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm
       submit gemm_decode --op gemm --preset decode --dtype bf16 --trials 1 --max-time-ms 300 --warmup-ms 20 \
-        --variant cuda_gemv,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
+        --variant cuda_gemv,cuda_gemv_split_k,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
       ;;
     isolation)
       start_cluster
@@ -133,7 +133,7 @@ for phase in $phases; do
     timing)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       for spec in "vector_add cuda_v2_vec16 N=268435456 VectorAddV2" "rmsnorm cuda_v5_vec16 32768x4096 RmsnormRowKernel" \
-      "rmsnorm cuda_v6_pipelined 32768x4096 RmsnormV6"; do
+      "rmsnorm cuda_v7_cp_async_ring 32768x4096 RmsnormV6"; do
         read -r op variant shape kernel <<<"$spec"
         log "timing $op $variant $shape"
         "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 1000 \

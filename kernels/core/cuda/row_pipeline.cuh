@@ -4,7 +4,8 @@
 // rows and loads row i+1 while it reduces and writes row i, keeping rows as the raw 16-byte words
 // it loaded (bf16 is half the registers of floats). Measured on an H200 at 32768x4096 bf16 this
 // lifted softmax from 72% (warp per row, 195 registers) to 82% and layernorm from 77% to 85% of
-// copy bandwidth, and left rmsnorm where v5 is (88%): what bounds it is not this.
+// copy bandwidth, and left rmsnorm where v5 is (88%): one row ahead a block is too few bytes in
+// flight. ForEachRowRing keeps 3 rows ahead in shared memory instead: rmsnorm 88% -> 90-91%.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,6 +14,7 @@
 #include <cstdint>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 
@@ -51,6 +53,64 @@ __device__ __forceinline__ void ForEachRowPipelined(const T* x, int64_t rows, in
   }
 }
 
+// The same walk with the next rows in a shared-memory ring instead of registers: cp.async copies rows
+// r + gridDim.x .. r + (kStages - 1) * gridDim.x into kStages row slots while row r is reduced and
+// written, so kStages - 1 rows per block are in flight (registers held one). Each thread copies and
+// later reads only its own packs (slot layout [stage][j][threadIdx.x]: conflict-free 16-byte
+// accesses), so cp.async.wait_group alone orders a copy before its read and no barrier is needed; a
+// slot is refilled only after this thread's reads of it were consumed in the previous iteration.
+// Needs RingBytes(kStages, kPacks, blockDim.x) bytes of dynamic shared memory.
+template <typename T, int kPacks, int kStages, typename Row>
+__device__ __forceinline__ void ForEachRowRing(const T* x, int64_t rows, int64_t cols, int packs, Row&& row) {
+  static_assert(kStages >= 2 && kStages <= 8, "cp.async.wait_group takes kStages - 1 as an immediate");
+  extern __shared__ __align__(16) uint4 ring[];
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const auto issue = [&](int64_t r, int stage) {
+    if (r < rows) {
+      const uint4* src = reinterpret_cast<const uint4*>(x + r * cols);
+#pragma unroll
+      for (int j = 0; j < kPacks; ++j) {
+        const int idx = tid + j * nthreads;
+        if (idx < packs) {
+          const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(ring + (stage * kPacks + j) * nthreads + tid));
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src + idx) : "memory");
+        }
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");  // one group per row, empty or not
+  };
+  int64_t r = blockIdx.x;
+#pragma unroll
+  for (int k = 0; k < kStages - 1; ++k) issue(r + k * static_cast<int64_t>(gridDim.x), k);
+  for (int stage = 0; r < rows; r += gridDim.x, stage = stage + 1 == kStages ? 0 : stage + 1) {
+    issue(r + (kStages - 1) * static_cast<int64_t>(gridDim.x), stage == 0 ? kStages - 1 : stage - 1);
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 1) : "memory");  // row r's group is complete
+    uint4 cur[kPacks];
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j)
+      if (tid + j * nthreads < packs) cur[j] = ring[(stage * kPacks + j) * nthreads + tid];
+    row(r, cur);
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");  // the empty tail groups
+}
+
+// The pipelined kernels' row walk: kStages 0 holds the next row in registers (ForEachRowPipelined),
+// kStages >= 2 in the shared-memory ring (ForEachRowRing).
+template <typename T, int kPacks, int kStages, typename Row>
+__device__ __forceinline__ void ForEachRowStaged(const T* x, int64_t rows, int64_t cols, int packs, Row&& row) {
+  if constexpr (kStages == 0) ForEachRowPipelined<T, kPacks>(x, rows, cols, packs, row);
+  else ForEachRowRing<T, kPacks, kStages>(x, rows, cols, packs, row);
+}
+
+// Rows kept in flight by the ring rungs (rmsnorm v7, softmax v5, layernorm v4): kRingStages - 1 rows a
+// block; with 8 KB rows and 6 blocks an SM that is ~144 KB in flight per SM, several times what
+// latency x bandwidth asks for, where the register pipeline held about one row a block.
+inline constexpr int kRingStages = 4;
+
+inline int64_t RingBytes(int stages, int packs, int threads) {
+  return static_cast<int64_t>(stages) * packs * threads * static_cast<int64_t>(sizeof(uint4));
+}
+
 // Calls f(p, v) for each pack this thread holds of a row: p the pack's index in the row, v its values
 // widened to floats (f may change them, e.g. to store them).
 template <typename T, int kPacks, typename F>
@@ -66,6 +126,20 @@ __device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int pack
   }
 }
 
+// One pack folded by a tree (log2 kW dependent steps instead of kW): the per-row loops of the
+// pipelined kernels stay short dependency chains, which is what their warps otherwise stall on.
+template <int kW, typename Op>
+__device__ __forceinline__ float PackReduce(const float (&v)[kW], Op op) {
+  float t[kW];
+#pragma unroll
+  for (int i = 0; i < kW; ++i) t[i] = v[i];
+#pragma unroll
+  for (int w = kW / 2; w >= 1; w /= 2)
+#pragma unroll
+    for (int i = 0; i < w; ++i) t[i] = op(t[i], t[i + w]);
+  return t[0];
+}
+
 // Packs a pipelined kernel keeps per thread per row: the threads of PlanRow, at most 4 packs (16
 // registers a row buffer, two buffers); 0 when the row does not fit that way (the caller falls back).
 inline int PipelinePacks(int64_t cols, int vec_width, bool vec_ok, int* threads) {
@@ -78,12 +152,31 @@ inline int PipelinePacks(int64_t cols, int vec_width, bool vec_ok, int* threads)
 // Grid of a pipelined kernel: as many blocks as fit on the device at once (each then walks rows
 // blockIdx.x, + gridDim.x, ...), never more than there are rows. Host calls that enqueue nothing, so
 // legal while a stream is captured into a graph.
-inline unsigned PipelineGrid(const void* kernel, int threads, int64_t rows) {
-  int device = 0, sms = 1, per_sm = 1;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  return static_cast<unsigned>(std::clamp<int64_t>(static_cast<int64_t>(sms) * std::max(per_sm, 1), 1, rows));
+inline unsigned PipelineGrid(const void* kernel, int threads, int64_t rows, int64_t dynamic_smem = 0) {
+  return static_cast<unsigned>(
+      std::clamp<int64_t>(ResidentBlocks(kernel, threads, static_cast<size_t>(dynamic_smem)), 1, rows));
+}
+
+}  // namespace kbench::kernels::cuda
+
+namespace kbench::kernels::cuda {
+
+// Launches a pipelined kernel (kStages 0: registers; else the ring, with its dynamic shared memory)
+// on PipelineGrid's grid. cudaFuncSetAttribute enqueues nothing, so this is legal during capture.
+template <int kStages, typename... Params, typename... Args>
+int LaunchPipelined(void (*kernel)(Params...), int threads, int packs, int64_t rows, cudaStream_t stream,
+                    Args... args) {
+  const int64_t smem = kStages == 0 ? 0 : RingBytes(kStages, packs, threads);
+  if (smem > 48 * 1024) {
+    if (cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        e != cudaSuccess)
+      return static_cast<int>(e);
+  }
+  kernel<<<PipelineGrid(reinterpret_cast<const void*>(kernel), threads, rows, smem), threads, static_cast<size_t>(smem),
+           stream>>>(args...);
+  KB_LAUNCH_CHECK();
+  return 0;
 }
 
 }  // namespace kbench::kernels::cuda

@@ -17,9 +17,12 @@ namespace kbench::kernels::cuda {
 enum class WorkspaceSlot : int {
   kSiluMulBiasTmp = 0,      // silu_mul_bias cuda_v1_unfused: the rows x cols intermediate
   kReduceSumPartials = 1,   // reduce_sum cuda_v2_two_pass: one float per block of the first pass
+  kGemvSplitKCounters = 2,  // gemm cuda_gemv_split_k: arrival counters, left at zero by every launch
+  kGemvSplitKPartials = 3,  // gemm cuda_gemv_split_k: one float per (split, row, column)
 };
 
-// Sets *ptr to at least `bytes` of device memory of the current device for `slot`. Growing it
+// Sets *ptr to at least `bytes` of device memory of the current device for `slot`, zero-filled when
+// it is (re)allocated, contents kept otherwise. Growing it
 // synchronizes the device (an old buffer may still be in use) and is refused while `stream` is being
 // captured into a graph: run the problem once outside capture first.
 inline cudaError_t GetWorkspace(WorkspaceSlot slot, size_t bytes, cudaStream_t stream, void** ptr) {
@@ -51,6 +54,8 @@ inline cudaError_t GetWorkspace(WorkspaceSlot slot, size_t bytes, cudaStream_t s
     b = Buffer{};
     return e;
   }
+  // Zeroed once: users that keep counters in their workspace (and reset them) start from zero.
+  if (const cudaError_t e = cudaMemset(b.data, 0, want); e != cudaSuccess) return e;
   b.bytes = want;
   *ptr = b.data;
   return cudaSuccess;
