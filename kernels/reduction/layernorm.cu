@@ -190,6 +190,10 @@ __global__ void __launch_bounds__(kV3MaxThreads)
   constexpr int kW = kVec16<T>;
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   const float inv_cols = 1.0f / static_cast<float>(cols);
+  // gamma and beta packs are the same for every row: loaded once, kept raw in registers.
+  uint4 g_raw[kPacks], b_raw[kPacks];
+  cuda::LoadRawPacks<kPacks>(gamma, packs, g_raw);
+  cuda::LoadRawPacks<kPacks>(beta, packs, b_raw);
   cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum = 0.0f;
     const auto add = [](float a, float b) { return a + b; };
@@ -204,10 +208,10 @@ __global__ void __launch_bounds__(kV3MaxThreads)
     });
     const float rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
     T* orow = out + r * cols;
-    cuda::ForEachPack<T>(row, packs, [&](int p, float(&v)[kW]) {
+    cuda::ForEachPackSlot<T>(row, packs, [&](int j, int p, float(&v)[kW]) {
       float g[kW], b[kW];
-      LoadFloats<T, kW>(gamma + static_cast<int64_t>(p) * kW, g);  // the same for every row: L1/L2
-      LoadFloats<T, kW>(beta + static_cast<int64_t>(p) * kW, b);
+      cuda::WidenPack<T>(cuda::Opaque(g_raw[j]), g);
+      cuda::WidenPack<T>(cuda::Opaque(b_raw[j]), b);
 #pragma unroll
       for (int k = 0; k < kW; ++k) v[k] = (v[k] - mean) * rstd * g[k] + b[k];
       StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);

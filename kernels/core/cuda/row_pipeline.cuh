@@ -126,6 +126,29 @@ __device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int pack
   }
 }
 
+// v, with the compiler told nothing about it: widening row-invariant raw packs through this keeps
+// them 4 registers a pack (left alone, ptxas hoists the widened floats out of the row loop: twice
+// the registers, and for layernorm 112 a thread, 4 blocks an SM where the ring allows 6).
+__device__ __forceinline__ uint4 Opaque(uint4 v) {
+  asm volatile("" : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w));
+  return v;
+}
+
+// As ForEachPack, with f(j, p, v): j the pack's slot in this thread (0 .. kPacks-1), for per-slot
+// state such as the row-invariant weights LoadRawPacks put in registers once per kernel.
+template <typename T, int kPacks, typename F>
+__device__ __forceinline__ void ForEachPackSlot(const uint4 (&raw)[kPacks], int packs, F&& f) {
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    const int p = threadIdx.x + j * blockDim.x;
+    if (p < packs) {
+      float v[kVec16<T>];
+      WidenPack<T>(raw[j], v);
+      f(j, p, v);
+    }
+  }
+}
+
 // One pack folded by a tree (log2 kW dependent steps instead of kW): the per-row loops of the
 // pipelined kernels stay short dependency chains, which is what their warps otherwise stall on.
 template <int kW, typename Op>
