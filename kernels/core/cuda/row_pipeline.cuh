@@ -111,21 +111,6 @@ inline int64_t RingBytes(int stages, int packs, int threads) {
   return static_cast<int64_t>(stages) * packs * threads * static_cast<int64_t>(sizeof(uint4));
 }
 
-// Calls f(p, v) for each pack this thread holds of a row: p the pack's index in the row, v its values
-// widened to floats (f may change them, e.g. to store them).
-template <typename T, int kPacks, typename F>
-__device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int packs, F&& f) {
-#pragma unroll
-  for (int j = 0; j < kPacks; ++j) {
-    const int p = threadIdx.x + j * blockDim.x;
-    if (p < packs) {
-      float v[kVec16<T>];
-      WidenPack<T>(raw[j], v);
-      f(p, v);
-    }
-  }
-}
-
 // v, with the compiler told nothing about it: widening row-invariant raw packs through this keeps
 // them 4 registers a pack (left alone, ptxas hoists the widened floats out of the row loop: twice
 // the registers, and for layernorm 112 a thread, 4 blocks an SM where the ring allows 6).
@@ -134,8 +119,10 @@ __device__ __forceinline__ uint4 Opaque(uint4 v) {
   return v;
 }
 
-// As ForEachPack, with f(j, p, v): j the pack's slot in this thread (0 .. kPacks-1), for per-slot
-// state such as the row-invariant weights LoadRawPacks put in registers once per kernel.
+// Calls f(j, p, v) for each pack this thread holds of a row: j its slot in this thread (0 ..
+// kPacks-1, for per-slot state such as row-invariant weights LoadRawPacks put in registers once per
+// kernel), p the pack's index in the row, v its values widened to floats (f may change them, e.g.
+// to store them).
 template <typename T, int kPacks, typename F>
 __device__ __forceinline__ void ForEachPackSlot(const uint4 (&raw)[kPacks], int packs, F&& f) {
 #pragma unroll
@@ -147,6 +134,12 @@ __device__ __forceinline__ void ForEachPackSlot(const uint4 (&raw)[kPacks], int 
       f(j, p, v);
     }
   }
+}
+
+// The same with f(p, v), for the passes that need no per-slot state.
+template <typename T, int kPacks, typename F>
+__device__ __forceinline__ void ForEachPack(const uint4 (&raw)[kPacks], int packs, F&& f) {
+  ForEachPackSlot<T>(raw, packs, [&](int, int p, float(&v)[kVec16<T>]) { f(p, v); });
 }
 
 // One pack folded by a tree (log2 kW dependent steps instead of kW): the per-row loops of the
