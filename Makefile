@@ -35,6 +35,8 @@ test-gpu: build
 
 bundle: build
 	deploy/bundle.sh $(BUILD_DIR) $(BUILD_DIR)/kbench-bundle
+	tar czf $(BUILD_DIR)/kbench-bundle.tgz -C $(BUILD_DIR) kbench-bundle
+	@echo "bundle: $(BUILD_DIR)/kbench-bundle.tgz ($$(du -h $(BUILD_DIR)/kbench-bundle.tgz | cut -f1)): copy it to a GPU node, untar, run kbench-bundle/bin/..."
 
 clean:
 	rm -rf $(BUILD_DIR)
