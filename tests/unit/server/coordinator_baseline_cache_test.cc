@@ -22,42 +22,14 @@
 #include "server/coordinator.h"
 #include "server/postgres_store.h"
 #include "server/sqlite_store.h"
+#include "store_backends.h"
 
 namespace kbench::server {
 namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-struct Backend {
-  std::string name;
-  std::function<absl::StatusOr<std::string>()> new_location;
-  std::function<absl::StatusOr<std::unique_ptr<Store>>(const std::string&)> open;
-};
-void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
-
-Backend Sqlite() {
-  return Backend{"sqlite", [] { return absl::StatusOr<std::string>(testing::TempDbPath()); },
-                 [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Store>> {
-                   auto s = SqliteStore::Open(path);
-                   if (!s.ok()) return s.status();
-                   return std::unique_ptr<Store>(*std::move(s));
-                 }};
-}
-
-// Fails (never skips) without the PostgreSQL server binaries, like the store suite.
-Backend Postgres() {
-  return Backend{"postgres",
-                 []() -> absl::StatusOr<std::string> {
-                   absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgres();
-                   if (!server.ok()) return server.status();
-                   return (*server)->CreateDatabase();
-                 },
-                 [](const std::string& uri) -> absl::StatusOr<std::unique_ptr<Store>> {
-                   auto s = PostgresStore::Open(uri, 2);
-                   if (!s.ok()) return s.status();
-                   return std::unique_ptr<Store>(*std::move(s));
-                 }};
-}
+using Backend = testing::StoreBackend;
 
 // Coordinators sharing one database, each on its own store (connection), all on one clock.
 struct Fleet {
@@ -270,7 +242,7 @@ TEST_P(CoordinatorBaselineCacheTest, CachedVerdictsEqualUncachedOnes) {
   EXPECT_EQ(none.reused + none.updated, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, CoordinatorBaselineCacheTest, ::testing::Values(Sqlite(), Postgres()),
+INSTANTIATE_TEST_SUITE_P(Backends, CoordinatorBaselineCacheTest, ::testing::Values(testing::SqliteBackend(), testing::PostgresBackend(2)),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

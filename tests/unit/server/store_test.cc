@@ -17,6 +17,7 @@
 #include "server/postgres_store.h"
 #include "server/sqlite_store.h"
 #include "server/store.h"
+#include "store_backends.h"
 
 namespace kbench::server {
 namespace {
@@ -24,16 +25,7 @@ namespace {
 using testing::OkResult;
 using testing::RmsnormSpec;
 
-struct Backend {
-  std::string name;
-  // A fresh, empty location for one test.
-  std::function<absl::StatusOr<std::string>()> new_location;
-  // Opens the store at a location; opening the same location again must see the same data.
-  std::function<absl::StatusOr<std::unique_ptr<Store>>(const std::string& location)> open;
-};
-
-// Names the backend in test output instead of dumping its bytes.
-void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
+using Backend = testing::StoreBackend;
 
 constexpr int64_t kT0 = 1'700'000'000'000;
 constexpr int64_t kTtl = 1000;
@@ -688,33 +680,9 @@ TEST_P(StoreSeriesTest, SeriesKeepTheirNewestTrackedPoint) {
   EXPECT_EQ((*series)[0].verdict, v1::SAME);
 }
 
-Backend SqliteBackend() {
-  return Backend{"sqlite", [] { return absl::StatusOr<std::string>(testing::TempDbPath()); },
-                 [](const std::string& path) -> absl::StatusOr<std::unique_ptr<Store>> {
-                   auto s = SqliteStore::Open(path);
-                   if (!s.ok()) return s.status();
-                   return std::unique_ptr<Store>(*std::move(s));
-                 }};
-}
-
-// Fails (never skips) when the PostgreSQL server binaries are missing: CI installs them.
-Backend PostgresBackend() {
-  return Backend{"postgres",
-                 []() -> absl::StatusOr<std::string> {
-                   absl::StatusOr<testing::PostgresServer*> server = testing::SharedPostgres();
-                   if (!server.ok()) return server.status();
-                   return (*server)->CreateDatabase();
-                 },
-                 [](const std::string& uri) -> absl::StatusOr<std::unique_ptr<Store>> {
-                   auto s = PostgresStore::Open(uri);
-                   if (!s.ok()) return s.status();
-                   return std::unique_ptr<Store>(*std::move(s));
-                 }};
-}
-
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(SqliteBackend(), PostgresBackend()),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(testing::SqliteBackend(), testing::PostgresBackend()),
                          [](const auto& info) { return info.param.name; });
-INSTANTIATE_TEST_SUITE_P(Backends, StoreSeriesTest, ::testing::Values(SqliteBackend(), PostgresBackend()),
+INSTANTIATE_TEST_SUITE_P(Backends, StoreSeriesTest, ::testing::Values(testing::SqliteBackend(), testing::PostgresBackend()),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace
