@@ -8,7 +8,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "api/channel.h"
+#include "gtest/gtest.h"
 
 namespace kbench::e2e {
 
@@ -51,6 +53,13 @@ int Cluster::StartWorker(const std::string& name, std::vector<std::string> extra
 CommandResult Cluster::Client(std::vector<std::string> args) {
   args.insert(args.begin(), {KBENCH_CLIENT_BIN, "--coordinator", address_});
   return RunCommand(args);
+}
+
+std::string Cluster::Submit(std::vector<std::string> args) {
+  args.insert(args.begin(), "submit");
+  const CommandResult r = Client(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return std::string(absl::StripAsciiWhitespace(r.out));
 }
 
 v1::Coordinator::Stub& Cluster::stub() { return *stub_; }

@@ -28,6 +28,8 @@ class Cluster {
 
   // Runs kbench-client against the coordinator.
   CommandResult Client(std::vector<std::string> args);
+  // `kbench-client submit ARGS` without waiting: the job id (a test failure when the client fails).
+  std::string Submit(std::vector<std::string> args);
 
   // Direct stub for polling state the way a dashboard would.
   v1::Coordinator::Stub& stub();
@@ -47,5 +49,11 @@ class Cluster {
   std::vector<std::string> worker_ids_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };
+
+// Predicates for WaitForJob.
+inline bool JobFinished(const v1::Job& j) {
+  return j.state() == v1::SUCCEEDED || j.state() == v1::FAILED || j.state() == v1::CANCELLED_JOB;
+}
+inline bool JobRunning(const v1::Job& j) { return j.state() == v1::RUNNING; }
 
 }  // namespace kbench::e2e

@@ -17,18 +17,6 @@ namespace {
 
 using std::chrono::seconds;
 
-bool Finished(const v1::Job& j) {
-  return j.state() == v1::SUCCEEDED || j.state() == v1::FAILED || j.state() == v1::CANCELLED_JOB;
-}
-bool Running(const v1::Job& j) { return j.state() == v1::RUNNING; }
-
-std::string SubmitNoWait(Cluster& c, std::vector<std::string> args) {
-  args.insert(args.begin(), "submit");
-  auto r = c.Client(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return std::string(absl::StripAsciiWhitespace(r.out));
-}
-
 v1::ListJobsResponse ListJobs(Cluster& c) {
   v1::ListJobsRequest req;
   req.set_limit(100);
@@ -42,10 +30,10 @@ TEST(EndToEnd, ResultsAreCorrectAndMatchTheCostModel) {
   Cluster c;
   c.StartCoordinator();
   c.StartWorker("a");
-  const std::string id = SubmitNoWait(c, {"--op", "rmsnorm", "--shape", "rows=64,cols=1000", "--dtype", "bf16,f32",
+  const std::string id = c.Submit({"--op", "rmsnorm", "--shape", "rows=64,cols=1000", "--dtype", "bf16,f32",
                                           "--max-time-ms", "300", "--label", "branch=main"});
   ASSERT_FALSE(id.empty());
-  v1::Job job = c.WaitForJob(id, Finished, seconds(120));
+  v1::Job job = c.WaitForJob(id, JobFinished, seconds(120));
   ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
   auto res = c.Results(id);
   ASSERT_GE(res.results_size(), 4);  // >= 2 variants x 2 dtypes
@@ -127,15 +115,15 @@ TEST(EndToEnd, KilledWorkerLosesTheLeaseAndAnotherWorkerCompletesTheJob) {
   c.StartCoordinator({"--lease-ttl-ms", "2000"});
   c.StartWorker("a");
   // Four results of at least 1.5 s each: long enough to kill the worker in the middle.
-  const std::string id = SubmitNoWait(c, {"--op", "gemm", "--shape", "M=48,N=48,K=48", "--dtype", "f32,bf16",
+  const std::string id = c.Submit({"--op", "gemm", "--shape", "M=48,N=48,K=48", "--dtype", "f32,bf16",
                                           "--min-time-ms", "1500", "--max-time-ms", "1500"});
-  v1::Job job = c.WaitForJob(id, Running, seconds(60));
+  v1::Job job = c.WaitForJob(id, JobRunning, seconds(60));
   ASSERT_EQ(job.state(), v1::RUNNING);
   ASSERT_EQ(job.worker_id(), c.worker_id(0));
   c.worker(0).Signal(SIGKILL);
   c.worker(0).Wait();
   c.StartWorker("b");
-  job = c.WaitForJob(id, Finished, seconds(180));
+  job = c.WaitForJob(id, JobFinished, seconds(180));
   ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
   EXPECT_EQ(job.worker_id(), c.worker_id(1));
   EXPECT_EQ(job.attempts(), 2);
@@ -162,7 +150,7 @@ TEST(EndToEnd, CoordinatorRestartLosesNoJobAndDuplicatesNone) {
   c.worker(0).Wait();
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i)
-    ids.push_back(SubmitNoWait(c, {"--op", "vector_add", "--shape", "N=" + std::to_string(1000 + i), "--dtype", "f32",
+    ids.push_back(c.Submit({"--op", "vector_add", "--shape", "N=" + std::to_string(1000 + i), "--dtype", "f32",
                                    "--max-time-ms", "200", "--idempotency-key", "key-" + std::to_string(i)}));
   ASSERT_EQ(ListJobs(c).jobs_size(), 3);
   c.coordinator().Signal(SIGKILL);
@@ -173,11 +161,11 @@ TEST(EndToEnd, CoordinatorRestartLosesNoJobAndDuplicatesNone) {
   ASSERT_EQ(jobs.jobs_size(), 3);
   for (const auto& j : jobs.jobs()) EXPECT_EQ(j.state(), v1::QUEUED);
   // The same idempotency key after the restart names the same job.
-  EXPECT_EQ(SubmitNoWait(c, {"--op", "vector_add", "--shape", "N=1001", "--dtype", "f32", "--idempotency-key", "key-1"}),
+  EXPECT_EQ(c.Submit({"--op", "vector_add", "--shape", "N=1001", "--dtype", "f32", "--idempotency-key", "key-1"}),
             ids[1]);
   c.StartWorker("b");
   for (const auto& id : ids) {
-    v1::Job job = c.WaitForJob(id, Finished, seconds(120));
+    v1::Job job = c.WaitForJob(id, JobFinished, seconds(120));
     EXPECT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
     EXPECT_EQ(job.attempts(), 1);
     auto res = c.Results(id);
@@ -194,9 +182,9 @@ TEST(EndToEnd, AFaultOrAHangCostsOneResultAndTheWorkerGoesOn) {
   setenv("KBENCH_FAULT_INJECTION", "1", 1);  // the test-only op, for this worker's runner alone
   c.StartWorker("a");
   unsetenv("KBENCH_FAULT_INJECTION");
-  const std::string id = SubmitNoWait(c, {"--op", "fault_injection", "--preset", "small", "--timeout-ms", "2000",
+  const std::string id = c.Submit({"--op", "fault_injection", "--preset", "small", "--timeout-ms", "2000",
                                           "--max-time-ms", "200"});
-  v1::Job job = c.WaitForJob(id, Finished, seconds(180));
+  v1::Job job = c.WaitForJob(id, JobFinished, seconds(180));
   ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
   auto res = c.Results(id);
   std::map<std::string, v1::Result> by_variant;

@@ -21,18 +21,6 @@ namespace {
 
 using std::chrono::seconds;
 
-bool Finished(const v1::Job& j) {
-  return j.state() == v1::SUCCEEDED || j.state() == v1::FAILED || j.state() == v1::CANCELLED_JOB;
-}
-bool Running(const v1::Job& j) { return j.state() == v1::RUNNING; }
-
-std::string Submit(Cluster& c, std::vector<std::string> args) {
-  args.insert(args.begin(), "submit");
-  auto r = c.Client(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return std::string(absl::StripAsciiWhitespace(r.out));
-}
-
 v1::Job GetJob(Cluster& c, const std::string& id) {
   v1::GetJobRequest req;
   req.set_job_id(id);
@@ -81,22 +69,22 @@ TEST(MultiDevice, TwoJobsRunAtOnceOnePerDeviceAndEachResultNamesItsDevice) {
   for (absl::string_view line : absl::StrSplit(listed.out, '\n')) rows += absl::StartsWith(line, c.worker_id(0));
   EXPECT_EQ(rows, 2) << listed.out;
 
-  const std::string a = Submit(c, LongGemm(48, 1500));
-  const std::string b = Submit(c, LongGemm(40, 1500));
+  const std::string a = c.Submit(LongGemm(48, 1500));
+  const std::string b = c.Submit(LongGemm(40, 1500));
   // Both RUNNING at one moment, before either finishes.
   bool both_running = false;
   const auto deadline = std::chrono::steady_clock::now() + seconds(90);
   while (!both_running && std::chrono::steady_clock::now() < deadline) {
     const v1::Job ja = GetJob(c, a), jb = GetJob(c, b);
-    if (Finished(ja) || Finished(jb)) break;
-    both_running = Running(ja) && Running(jb);
+    if (JobFinished(ja) || JobFinished(jb)) break;
+    both_running = JobRunning(ja) && JobRunning(jb);
     if (!both_running) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling remote state
   }
   EXPECT_TRUE(both_running) << "the two jobs never ran at the same time";
 
   std::set<std::string> used;
   for (const std::string& id : {a, b}) {
-    v1::Job job = c.WaitForJob(id, Finished, seconds(180));
+    v1::Job job = c.WaitForJob(id, JobFinished, seconds(180));
     ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
     EXPECT_EQ(job.worker_id(), c.worker_id(0));
     auto res = c.Results(id);
@@ -118,11 +106,11 @@ TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   unsetenv("KBENCH_FAULT_INJECTION");
 
   // About 20 s: longer than the hang's watchdog (its 2 s timeout plus the runner's 10 s start grace).
-  const std::string normal = Submit(c, LongGemm(48, 5000));
-  ASSERT_EQ(c.WaitForJob(normal, Running, seconds(60)).state(), v1::RUNNING);
-  const std::string faulty = Submit(c, {"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang",
+  const std::string normal = c.Submit(LongGemm(48, 5000));
+  ASSERT_EQ(c.WaitForJob(normal, JobRunning, seconds(60)).state(), v1::RUNNING);
+  const std::string faulty = c.Submit({"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang",
                                         "--variant", "cpu_ok", "--preset", "small", "--timeout-ms", "2000", "--max-time-ms", "200"});
-  v1::Job f = c.WaitForJob(faulty, Finished, seconds(120));
+  v1::Job f = c.WaitForJob(faulty, JobFinished, seconds(120));
   ASSERT_EQ(f.state(), v1::SUCCEEDED) << f.DebugString();
   auto fres = c.Results(faulty);
   std::map<std::string, v1::Result> by_variant;
@@ -132,7 +120,7 @@ TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   EXPECT_EQ(by_variant["cpu_hang"].status(), v1::TIMEOUT) << by_variant["cpu_hang"].status_message();
   EXPECT_EQ(by_variant["cpu_ok"].status(), v1::OK) << by_variant["cpu_ok"].status_message();
 
-  v1::Job n = c.WaitForJob(normal, Finished, seconds(180));
+  v1::Job n = c.WaitForJob(normal, JobFinished, seconds(180));
   ASSERT_EQ(n.state(), v1::SUCCEEDED) << n.DebugString();
   // The crash and the hang happened while the normal job ran, beside it rather than after it.
   for (const char* v : {"cpu_segfault", "cpu_hang"}) {
