@@ -24,6 +24,9 @@
 //                       Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v5_cp_async_ring  v4 with the next rows in a shared-memory ring that cp.async fills
 //                       (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
+//   cuda_v6_one_barrier v5 with one barrier a row instead of four (two block reductions): each thread
+//                       exponentiates against its own max, the (max, sum) pairs merge with a
+//                       rescale by shuffles and one cross-warp exchange. Same fallback.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
@@ -246,6 +249,91 @@ V4Fn<T> PickV4(int64_t cols, bool vec_ok, int* threads, int* packs) {
   }
 }
 
+// --- v6: one barrier a row -------------------------------------------------------------------------
+constexpr int kV6Stages = cuda::kRingStages;
+// The thread's max over its packs. bf16: max.bf16x2 on the raw words (exact: a max only picks one of
+// its inputs), widened once at the end, instead of widening every element first.
+template <typename T, int kPacks>
+__device__ __forceinline__ float ThreadMax(const uint4 (&row)[kPacks], int packs) {
+  if constexpr (sizeof(T) == 2) {
+    const __nv_bfloat16 ninf = __ushort_as_bfloat16(0xff80);  // -inf
+    __nv_bfloat162 m = __halves2bfloat162(ninf, ninf);
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        const auto* w = reinterpret_cast<const __nv_bfloat162*>(&row[j]);
+        m = __hmax2(m, __hmax2(__hmax2(w[0], w[1]), __hmax2(w[2], w[3])));
+      }
+    }
+    return fmaxf(__low2float(m), __high2float(m));
+  } else {
+    float m = -INFINITY;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kVec16<T>]) {
+      m = fmaxf(m, cuda::PackReduce<kVec16<T>>(v, [](float a, float b) { return fmaxf(a, b); }));
+    });
+    return m;
+  }
+}
+
+// Each thread exponentiates against its own max (available as soon as its packs are: no reduction
+// on the path to the SFU), then (max, sum) pairs combine with a rescale: in the warp by shuffles,
+// across warps through one exchange (PostWarpPartial), lane w merging warp w's pair. The thread's
+// outputs are e * 2^((m_t - m) log2 e) / l. Three extra ex2 a thread a row (its own rescale, the
+// warp's, one cross-warp term) against 32 for the elements at 4096 columns.
+template <typename T, int kPacks, int kStages>
+__global__ void __launch_bounds__(kV4MaxThreads)
+    SoftmaxV6(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
+  constexpr int kW = kVec16<T>;
+  __shared__ cuda::WarpPartials<float2> partials;
+  const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
+  const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  unsigned parity = 0;
+  // exp2((a - b) log2 e), 0 when a is -inf (a thread, warp or row with nothing above -inf).
+  const auto rescale = [](float a, float b) { return a == -INFINITY ? 0.0f : FastExp2((a - b) * kLog2e); };
+  cuda::ForEachRowRing<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+    const float mt = ThreadMax<T, kPacks>(row, packs);
+    const float mt_log2 = mt == -INFINITY ? 0.0f : mt * kLog2e;
+    float e[kPacks][kW];
+    float lt = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      if (threadIdx.x + j * blockDim.x < packs) {
+        cuda::WidenPack<T>(row[j], e[j]);
+#pragma unroll
+        for (int k = 0; k < kW; ++k) e[j][k] = FastExp2(fmaf(e[j][k], kLog2e, -mt_log2));
+        lt += cuda::PackReduce<kW>(e[j], [](float a, float b) { return a + b; });
+      }
+    }
+    const float mw = cuda::WarpMax(mt);
+    const float lw = cuda::WarpSum(lt * rescale(mt, mw));
+    const float2* p = cuda::PostWarpPartial(partials, parity++, make_float2(mw, lw));
+    const float2 mine = lane < warps ? p[lane] : make_float2(-INFINITY, 0.0f);
+    const float m = cuda::WarpMax(mine.x);
+    const float l = cuda::WarpSum(mine.y * rescale(mine.x, m));
+    const float scale = rescale(mt, m) / l;
+    T* orow = out + r * cols;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int q = threadIdx.x + j * blockDim.x;
+      if (q < packs) {
+#pragma unroll
+        for (int k = 0; k < kW; ++k) e[j][k] *= scale;
+        StoreFloats<T, kW>(orow + static_cast<int64_t>(q) * kW, e[j]);
+      }
+    }
+  });
+}
+
+template <typename T, int kStages = kV6Stages>
+V4Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads, int* packs) {
+  switch (*packs = cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
+    case 1: return &SoftmaxV6<T, 1, kStages>;
+    case 2: return &SoftmaxV6<T, 2, kStages>;
+    case 4: return &SoftmaxV6<T, 4, kStages>;
+    default: return nullptr;
+  }
+}
+
 // --- launchers ---------------------------------------------------------------------------------------
 struct Args {
   const void* x;
@@ -289,6 +377,15 @@ int LaunchV4(const Args& a, cudaStream_t s) {
                                         static_cast<T*>(a.out), a.rows, a.cols);
 }
 
+template <typename T>
+int LaunchV6(const Args& a, cudaStream_t s) {
+  int threads = 0, packs = 0;
+  const auto k = PickV6<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out), &threads, &packs);
+  if (k == nullptr) return LaunchV2<T>(a, s);
+  return cuda::LaunchPipelined<kV6Stages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
+                                                  static_cast<T*>(a.out), a.rows, a.cols);
+}
+
 // --- registration ------------------------------------------------------------------------------------
 template <int (*L32)(const Args&, cudaStream_t), int (*L16)(const Args&, cudaStream_t)>
 int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -317,6 +414,12 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
       if (const auto k = PickV4<T, cuda::kRingStages>(cols, true, &threads, &packs))
         return {{"SoftmaxV4<" + type + ",ring" + std::to_string(cuda::kRingStages) + ">", (const void*)k, threads,
                  cuda::RingBytes(cuda::kRingStages, packs, threads)}};
+      return Launches<T>(2, p);
+    }
+    case 6: {
+      int threads = 0, packs = 0;
+      if (const auto k = PickV6<T>(cols, true, &threads, &packs))
+        return {{"SoftmaxV6<" + type + ">", (const void*)k, threads, cuda::RingBytes(cuda::kRingStages, packs, threads)}};
       return Launches<T>(2, p);
     }
     default: {
@@ -398,6 +501,16 @@ void AddSoftmaxCudaVariants(OpDef& op) {
       .skip_reason = RowGridSkip,
       .run_cuda = Run<LaunchV4<float, cuda::kRingStages>, LaunchV4<__nv_bfloat16, cuda::kRingStages>>,
       .launches = LaunchesOf<5>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v6_one_barrier",
+      .description = "v5 with one barrier a row instead of four: each thread exponentiates against its own "
+                     "max, and (max, sum) pairs merge with a rescale, across warps in one exchange.",
+      .backend = Backend::kCuda,
+      .dtypes = dtypes,
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV6<float>, LaunchV6<__nv_bfloat16>>,
+      .launches = LaunchesOf<6>,
   });
 }
 

@@ -39,7 +39,7 @@ TEST(CudaLadders, NamesAndRungs) {
                                          "cuda_v4_warp_row", "cuda_v5_vec16", "cuda_v6_pipelined",
                                          "cuda_v7_cp_async_ring"}));
   EXPECT_EQ(CudaNames(Op("softmax")), (V{"cuda_v1_three_pass", "cuda_v2_online", "cuda_v3_warp_row",
-                                         "cuda_v4_block_pipelined", "cuda_v5_cp_async_ring"}));
+                                         "cuda_v4_block_pipelined", "cuda_v5_cp_async_ring", "cuda_v6_one_barrier"}));
   EXPECT_EQ(CudaNames(Op("layernorm")), (V{"cuda_v1_two_pass", "cuda_v2_welford_vec16", "cuda_v3_pipelined",
                                          "cuda_v4_cp_async_ring"}));
   EXPECT_EQ(CudaNames(Op("add_rmsnorm")), (V{"cuda_v1_unfused", "cuda_v2_fused"}));

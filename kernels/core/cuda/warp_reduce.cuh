@@ -49,4 +49,23 @@ __device__ __forceinline__ float BlockMax(float v) {
   return WarpMax(lane < warps ? partial[lane] : -INFINITY);
 }
 
+// The cross-warp step of a reduction that runs once per row in a loop, with one barrier where
+// BlockSum/BlockMax take two: lane 0 of every warp posts its warp's partial, one barrier, and the
+// caller reads all warps' partials (then reduces them across lanes, e.g. lane w taking warp w's).
+// Calls alternate between the two slot sets by `parity` (the caller's row count), so a call never
+// overwrites slots the previous call's readers may still read: a thread passes this call's barrier
+// only after its reads of the previous call, and the call before that used the other set.
+template <typename P>
+struct WarpPartials {
+  P slot[2][32];
+};
+
+template <typename P>
+__device__ __forceinline__ const P* PostWarpPartial(WarpPartials<P>& partials, unsigned parity, P mine) {
+  P* set = partials.slot[parity & 1];
+  if ((threadIdx.x & 31) == 0) set[threadIdx.x >> 5] = mine;
+  __syncthreads();
+  return set;
+}
+
 }  // namespace kbench::kernels::cuda
