@@ -19,6 +19,7 @@
 //               issued before this one is used). Unaligned rows run cuda_gemv's scalar kernel.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
@@ -221,35 +222,38 @@ __global__ void __launch_bounds__(kSplitThreads, GemvMinBlocks<kRows>())
   float acc[kRows][kVec] = {};
   if (col0 < n) {  // n % kVec == 0: a lane's 16 bytes are wholly inside or outside
     const T* arow = a + m0 * k;
+    // Loads rows kk, kk + 8, ... of this split, one per element of raw (the warp's rows of B).
+    const auto issue = [&](auto& raw, int64_t kk) {
+      constexpr int kN = std::extent_v<std::remove_reference_t<decltype(raw)>>;
+#pragma unroll
+      for (int u = 0; u < kN; ++u)
+        if (kk + u * kSplitWarps < k_end) LoadB<T, kVec>(b + (kk + u * kSplitWarps) * n + col0, raw[u]);
+    };
+    // Adds those rows times A's elements to acc.
+    const auto use = [&](const auto& raw, int64_t kk) {
+      constexpr int kN = std::extent_v<std::remove_reference_t<decltype(raw)>>;
+#pragma unroll
+      for (int u = 0; u < kN; ++u) {
+        if (kk + u * kSplitWarps >= k_end) break;
+        float bv[kVec];
+        WidenB<T, kVec>(raw[u], bv);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const float av = r < rows ? ToFloat(arow[r * k + kk + u * kSplitWarps]) : 0.0f;  // a broadcast, L1
+#pragma unroll
+          for (int v = 0; v < kVec; ++v) acc[r][v] += av * bv[v];
+        }
+      }
+    };
     if constexpr (kRows <= 2) {
       // Rolling prefetch: batch i + 1 (kUnroll / 2 rows) is loaded before batch i is used, so a warp
       // never sits with no loads in flight while it does its FMAs (loading kUnroll rows, then using
       // them, left each warp idle on memory during its math: 35.4 against 33.1 us at 1x14336x4096 on
       // an H200). With more rows of C a batch is only 2 loads and the batches below measured faster
-      // (M = 16: 177 against 223 us).
-      constexpr int kHalf = kUnroll / 2;
-      constexpr int64_t kStep = static_cast<int64_t>(kHalf) * kSplitWarps;
-      RawB<T, kVec> r0[kHalf], r1[kHalf];
-      const auto issue = [&](RawB<T, kVec>(&raw)[kHalf], int64_t kk) {
-#pragma unroll
-        for (int u = 0; u < kHalf; ++u)
-          if (kk + u * kSplitWarps < k_end) LoadB<T, kVec>(b + (kk + u * kSplitWarps) * n + col0, raw[u]);
-      };
-      const auto use = [&](const RawB<T, kVec>(&raw)[kHalf], int64_t kk) {
-#pragma unroll
-        for (int u = 0; u < kHalf; ++u) {
-          if (kk + u * kSplitWarps >= k_end) break;
-          float bv[kVec];
-          WidenB<T, kVec>(raw[u], bv);
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            const float av = r < rows ? ToFloat(arow[r * k + kk + u * kSplitWarps]) : 0.0f;  // a broadcast, L1
-#pragma unroll
-            for (int v = 0; v < kVec; ++v) acc[r][v] += av * bv[v];
-          }
-        }
-      };
-      // Two buffers used in turn (a third measured no faster); unrolled by two so both stay registers.
+      // (M = 16: 177 against 223 us). Two buffers used in turn (a third measured no faster),
+      // unrolled by two so both stay in registers.
+      constexpr int64_t kStep = static_cast<int64_t>(kUnroll / 2) * kSplitWarps;
+      RawB<T, kVec> r0[kUnroll / 2], r1[kUnroll / 2];
       int64_t kk = k_begin + warp;
       issue(r0, kk);
       while (kk < k_end) {
@@ -262,24 +266,11 @@ __global__ void __launch_bounds__(kSplitThreads, GemvMinBlocks<kRows>())
         kk += kStep;
       }
     } else {
-    for (int64_t kk = k_begin + warp; kk < k_end; kk += static_cast<int64_t>(kUnroll) * kSplitWarps) {
-      RawB<T, kVec> raw[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        if (kk + u * kSplitWarps < k_end) LoadB<T, kVec>(b + (kk + u * kSplitWarps) * n + col0, raw[u]);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (kk + u * kSplitWarps >= k_end) break;
-        float bv[kVec];
-        WidenB<T, kVec>(raw[u], bv);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          const float av = r < rows ? ToFloat(arow[r * k + kk + u * kSplitWarps]) : 0.0f;  // a broadcast, L1
-#pragma unroll
-          for (int v = 0; v < kVec; ++v) acc[r][v] += av * bv[v];
-        }
+      for (int64_t kk = k_begin + warp; kk < k_end; kk += static_cast<int64_t>(kUnroll) * kSplitWarps) {
+        RawB<T, kVec> raw[kUnroll];
+        issue(raw, kk);
+        use(raw, kk);
       }
-    }
     }
   }
 
