@@ -195,6 +195,42 @@ __device__ __forceinline__ float FastExp2(float x) {
   return y;
 }
 
+// e = 2^(x log2 e - m_log2) for this thread's packs of a row (exp(x - m) with m_log2 = m log2 e, one
+// FMA and one ex2 an element), kept as floats for the write; returns their sum. exp is evaluated once
+// per element: ex2 runs at 1/8 of the FMA rate (16 a clock per SM), and evaluating it twice (for the
+// sum, then for the write) cost ~60 us of a 156 us row sweep at 32768x4096.
+template <typename T, int kPacks>
+__device__ __forceinline__ float ExpPacks(const uint4 (&row)[kPacks], int packs, float m_log2,
+                                          float (&e)[kPacks][kVec16<T>]) {
+  constexpr int kW = kVec16<T>;
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    if (threadIdx.x + j * blockDim.x < packs) {
+      cuda::WidenPack<T>(row[j], e[j]);
+#pragma unroll
+      for (int k = 0; k < kW; ++k) e[j][k] = FastExp2(fmaf(e[j][k], kLog2e, -m_log2));
+      sum += cuda::PackReduce<kW>(e[j], [](float a, float b) { return a + b; });
+    }
+  }
+  return sum;
+}
+
+// Writes e * scale as this thread's packs of the output row orow.
+template <typename T, int kPacks>
+__device__ __forceinline__ void StoreScaledPacks(float (&e)[kPacks][kVec16<T>], int packs, float scale, T* orow) {
+  constexpr int kW = kVec16<T>;
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j) {
+    const int p = threadIdx.x + j * blockDim.x;
+    if (p < packs) {
+#pragma unroll
+      for (int k = 0; k < kW; ++k) e[j][k] *= scale;
+      StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, e[j]);
+    }
+  }
+}
+
 // kStages 0: the next row in registers (v4); else a cp.async ring of kStages rows (v5).
 template <typename T, int kPacks, int kStages>
 __global__ void __launch_bounds__(kV4MaxThreads)
@@ -207,31 +243,9 @@ __global__ void __launch_bounds__(kV4MaxThreads)
       m = fmaxf(m, cuda::PackReduce<kW>(v, [](float a, float b) { return fmaxf(a, b); }));
     });
     m = BlockMax(m);
-    // exp once per element, kept as floats for the write: ex2 runs at 1/8 of the FMA rate (16 a
-    // clock per SM), and evaluating it twice cost ~60 us of a 156 us row sweep at 32768x4096.
-    const float m_log2 = m * kLog2e;
     float e[kPacks][kW];
-    float l = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        cuda::WidenPack<T>(row[j], e[j]);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) e[j][k] = FastExp2(fmaf(e[j][k], kLog2e, -m_log2));
-        l += cuda::PackReduce<kW>(e[j], [](float a, float b) { return a + b; });
-      }
-    }
-    const float inv_l = 1.0f / BlockSum(l);
-    T* orow = out + r * cols;
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      const int p = threadIdx.x + j * blockDim.x;
-      if (p < packs) {
-#pragma unroll
-        for (int k = 0; k < kW; ++k) e[j][k] *= inv_l;
-        StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, e[j]);
-      }
-    }
+    const float inv_l = 1.0f / BlockSum(ExpPacks<T>(row, packs, m * kLog2e, e));
+    StoreScaledPacks<T>(e, packs, inv_l, out + r * cols);
   });
 }
 
@@ -292,35 +306,15 @@ __global__ void __launch_bounds__(kV4MaxThreads)
   const auto rescale = [](float a, float b) { return a == -INFINITY ? 0.0f : FastExp2((a - b) * kLog2e); };
   cuda::ForEachRowRing<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     const float mt = ThreadMax<T, kPacks>(row, packs);
-    const float mt_log2 = mt == -INFINITY ? 0.0f : mt * kLog2e;
     float e[kPacks][kW];
-    float lt = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      if (threadIdx.x + j * blockDim.x < packs) {
-        cuda::WidenPack<T>(row[j], e[j]);
-#pragma unroll
-        for (int k = 0; k < kW; ++k) e[j][k] = FastExp2(fmaf(e[j][k], kLog2e, -mt_log2));
-        lt += cuda::PackReduce<kW>(e[j], [](float a, float b) { return a + b; });
-      }
-    }
+    const float lt = ExpPacks<T>(row, packs, mt == -INFINITY ? 0.0f : mt * kLog2e, e);
     const float mw = cuda::WarpMax(mt);
     const float lw = cuda::WarpSum(lt * rescale(mt, mw));
     const float2* p = cuda::PostWarpPartial(partials, parity++, make_float2(mw, lw));
     const float2 mine = lane < warps ? p[lane] : make_float2(-INFINITY, 0.0f);
     const float m = cuda::WarpMax(mine.x);
     const float l = cuda::WarpSum(mine.y * rescale(mine.x, m));
-    const float scale = rescale(mt, m) / l;
-    T* orow = out + r * cols;
-#pragma unroll
-    for (int j = 0; j < kPacks; ++j) {
-      const int q = threadIdx.x + j * blockDim.x;
-      if (q < packs) {
-#pragma unroll
-        for (int k = 0; k < kW; ++k) e[j][k] *= scale;
-        StoreFloats<T, kW>(orow + static_cast<int64_t>(q) * kW, e[j]);
-      }
-    }
+    StoreScaledPacks<T>(e, packs, rescale(mt, m) / l, out + r * cols);
   });
 }
 
