@@ -447,7 +447,8 @@ void AddGemmGemvVariant(OpDef& op) {
       .name = "cuda_gemv_split_k",
       .description = "cuda_gemv with each warp reading 512 contiguous bytes of a row of B (whole 128-byte lines "
                      "from one DRAM page) instead of 8 rows x 64 bytes, and K split across blocks to fill the "
-                     "device; splits added by the last block in a fixed order (deterministic).",
+                     "device; splits added by the last block in a fixed order (deterministic). For M <= 2 the "
+                     "next rows' loads are issued before the current ones are used.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = SkipGemv,
