@@ -339,8 +339,7 @@ SplitPlan PlanSplit(const void* kernel, int64_t m, int64_t n, int64_t k, int row
 
 template <typename T, int kRows>
 int LaunchSplitAs(const GemmArgs& g, cudaStream_t s) {
-  const auto kernel = &GemvSplitK<T, kRows>;
-  const SplitPlan plan = PlanSplit<T>(reinterpret_cast<const void*>(kernel), g.m, g.n, g.k, kRows);
+  const SplitPlan plan = PlanSplit<T>(reinterpret_cast<const void*>(&GemvSplitK<T, kRows>), g.m, g.n, g.k, kRows);
   float* partials = nullptr;
   unsigned* counters = nullptr;
   if (plan.grid.z > 1) {
@@ -354,7 +353,7 @@ int LaunchSplitAs(const GemmArgs& g, cudaStream_t s) {
                                    size_t{plan.grid.z} * g.m * g.n * sizeof(float), s, &ws));
     partials = static_cast<float*>(ws);
   }
-  kernel<<<plan.grid, kSplitThreads, 0, s>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+  GemvSplitK<T, kRows><<<plan.grid, kSplitThreads, 0, s>>>(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
                                                            static_cast<T*>(g.c), partials, counters, g.m, g.n, g.k,
                                                            plan.k_per_split);
   KB_LAUNCH_CHECK();

@@ -362,24 +362,24 @@ int LaunchV4(const GemmArgs& g, cudaStream_t s) {
   return 0;
 }
 
-template <bool kVec, int kK = kV5BK, int kStages = kV5Stages>
-int LaunchV5Config(const GemmArgs& g, cudaStream_t s, const float* a, const float* b, float* c) {
-  constexpr int kSmem = V5SmemBytes<kK, kStages>();
-  const auto kernel = SgemmV5CpAsync<kVec, kK, kStages>;
-  if constexpr (kSmem > 48 * 1024) KB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  kernel<<<TileGrid(g), kTileThreads, kSmem, s>>>(a, b, c, g.m, g.n, g.k);
+// v5's k tile depth per path: the 4-byte fallback keeps 8-deep tiles (16 deep, its extra copy
+// addresses spill; ptxas, sm_90a).
+template <bool kVec>
+constexpr int V5Depth() { return kVec ? kV5BK : kBK; }
+
+template <bool kVec>
+int LaunchV5As(const GemmArgs& g, cudaStream_t s) {
+  constexpr int kSmem = V5SmemBytes<V5Depth<kVec>(), kV5Stages>();
+  const auto kernel = SgemmV5CpAsync<kVec, V5Depth<kVec>(), kV5Stages>;
+  if constexpr (kSmem > 48 * 1024)
+    KB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  kernel<<<TileGrid(g), kTileThreads, kSmem, s>>>(static_cast<const float*>(g.a), static_cast<const float*>(g.b),
+                                                  static_cast<float*>(g.c), g.m, g.n, g.k);
   KB_LAUNCH_CHECK();
   return 0;
 }
 
-
-int LaunchV5(const GemmArgs& g, cudaStream_t s) {
-  const auto* a = static_cast<const float*>(g.a);
-  const auto* b = static_cast<const float*>(g.b);
-  auto* c = static_cast<float*>(g.c);
-  // The 4-byte fallback keeps 8-deep tiles: 16 deep, its extra copy addresses spill (ptxas, sm_90a).
-  return VecOk(g) ? LaunchV5Config<true>(g, s, a, b, c) : LaunchV5Config<false, kBK>(g, s, a, b, c);
-}
+int LaunchV5(const GemmArgs& g, cudaStream_t s) { return VecOk(g) ? LaunchV5As<true>(g, s) : LaunchV5As<false>(g, s); }
 
 // ---- registration -------------------------------------------------------------------------------
 using Launcher = int (*)(const GemmArgs&, cudaStream_t);
@@ -421,9 +421,11 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
       return {{"SgemmV4VecTranspose" + v,
                vec ? (const void*)&SgemmV4VecTranspose<true> : (const void*)&SgemmV4VecTranspose<false>, kTileThreads, 0}};
     default:
-      return {{"SgemmV5CpAsync" + v, vec ? (const void*)&SgemmV5CpAsync<true, kV5BK, kV5Stages>
-                 : (const void*)&SgemmV5CpAsync<false, kBK, kV5Stages>,
-               kTileThreads, vec ? V5SmemBytes<kV5BK, kV5Stages>() : V5SmemBytes<kBK, kV5Stages>()}};
+      return {{"SgemmV5CpAsync" + v,
+               vec ? (const void*)&SgemmV5CpAsync<true, V5Depth<true>(), kV5Stages>
+                   : (const void*)&SgemmV5CpAsync<false, V5Depth<false>(), kV5Stages>,
+               kTileThreads,
+               vec ? V5SmemBytes<V5Depth<true>(), kV5Stages>() : V5SmemBytes<V5Depth<false>(), kV5Stages>()}};
   }
 }
 

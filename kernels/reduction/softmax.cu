@@ -264,7 +264,6 @@ V4Fn<T> PickV4(int64_t cols, bool vec_ok, int* threads, int* packs) {
 }
 
 // --- v6: one barrier a row -------------------------------------------------------------------------
-constexpr int kV6Stages = cuda::kRingStages;
 // The thread's max over its packs. bf16: max.bf16x2 on the raw words (exact: a max only picks one of
 // its inputs), widened once at the end, instead of widening every element first.
 template <typename T, int kPacks>
@@ -294,7 +293,7 @@ __device__ __forceinline__ float ThreadMax(const uint4 (&row)[kPacks], int packs
 // across warps through one exchange (PostWarpPartial), lane w merging warp w's pair. The thread's
 // outputs are e * 2^((m_t - m) log2 e) / l. Three extra ex2 a thread a row (its own rescale, the
 // warp's, one cross-warp term) against 32 for the elements at 4096 columns.
-template <typename T, int kPacks, int kStages>
+template <typename T, int kPacks>
 __global__ void __launch_bounds__(kV4MaxThreads)
     SoftmaxV6(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t cols) {
   constexpr int kW = kVec16<T>;
@@ -304,7 +303,7 @@ __global__ void __launch_bounds__(kV4MaxThreads)
   unsigned parity = 0;
   // exp2((a - b) log2 e), 0 when a is -inf (a thread, warp or row with nothing above -inf).
   const auto rescale = [](float a, float b) { return a == -INFINITY ? 0.0f : FastExp2((a - b) * kLog2e); };
-  cuda::ForEachRowRing<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+  cuda::ForEachRowRing<T, kPacks, cuda::kRingStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     const float mt = ThreadMax<T, kPacks>(row, packs);
     float e[kPacks][kW];
     const float lt = ExpPacks<T>(row, packs, mt == -INFINITY ? 0.0f : mt * kLog2e, e);
@@ -318,12 +317,12 @@ __global__ void __launch_bounds__(kV4MaxThreads)
   });
 }
 
-template <typename T, int kStages = kV6Stages>
+template <typename T>
 V4Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads, int* packs) {
   switch (*packs = cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
-    case 1: return &SoftmaxV6<T, 1, kStages>;
-    case 2: return &SoftmaxV6<T, 2, kStages>;
-    case 4: return &SoftmaxV6<T, 4, kStages>;
+    case 1: return &SoftmaxV6<T, 1>;
+    case 2: return &SoftmaxV6<T, 2>;
+    case 4: return &SoftmaxV6<T, 4>;
     default: return nullptr;
   }
 }
@@ -376,8 +375,8 @@ int LaunchV6(const Args& a, cudaStream_t s) {
   int threads = 0, packs = 0;
   const auto k = PickV6<T>(a.cols, cuda::Aligned16(a.x) && cuda::Aligned16(a.out), &threads, &packs);
   if (k == nullptr) return LaunchV2<T>(a, s);
-  return cuda::LaunchPipelined<kV6Stages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
-                                                  static_cast<T*>(a.out), a.rows, a.cols);
+  return cuda::LaunchPipelined<cuda::kRingStages>(k, threads, packs, a.rows, s, static_cast<const T*>(a.x),
+                                                static_cast<T*>(a.out), a.rows, a.cols);
 }
 
 // --- registration ------------------------------------------------------------------------------------
