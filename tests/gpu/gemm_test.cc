@@ -189,6 +189,10 @@ RunResult CheckVariant(const OpDef& op, const Variant& v, const Problem& p, uint
   if (a.bytes && cudaMemcpy(a.data(), c.a.data(), a.bytes, cudaMemcpyHostToDevice) != cudaSuccess) return fail("upload A");
   if (b.bytes && cudaMemcpy(b.data(), c.b.data(), b.bytes, cudaMemcpyHostToDevice) != cudaSuccess) return fail("upload B");
   const Tensor tensors[3] = {{a.data(), m * k, p.dtype}, {b.data(), k * n, p.dtype}, {out.data(), m * n, p.dtype}};
+  // The poison memsets and the uploads' DMA are queued on the legacy stream, which the non-blocking
+  // stream below does not wait for: C's poison could otherwise land on top of a small kernel's
+  // output (seen once: the last 3 columns of a 1x4099x257 GEMV read back as NaN).
+  if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return fail("cudaDeviceSynchronize (setup): " + CudaText(e));
 
   cudaStream_t stream = nullptr;
   if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess)

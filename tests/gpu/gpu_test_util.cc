@@ -99,8 +99,10 @@ std::vector<Problem> TestProblems(const OpDef& op) {
   if (op.dims == std::vector<std::string>{"rows", "cols"}) {
     // 20000: too wide for registers (re-read loops); 1000/1025: either side of the warp-per-row
     // bound of rmsnorm; 3001 and 4095: odd widths over 2048 (scalar paths, softmax's v3 fallback);
-    // 4104: a multiple of 8 just over 4096.
-    extra = {{2, 20000}, {4, 1000}, {4, 1025}, {3, 3001}, {3, 4095}, {33, 4104}, {64, 1}};
+    // 4104: a multiple of 8 just over 4096. 2000x4096 and 5x8192: the fixed-geometry instantiations
+    // of the pipelined rungs (4 packs a thread at 128 or 256 threads), 2000 rows being more than an
+    // H100/H200 holds blocks, so blocks walk more than one row through their ring.
+    extra = {{2, 20000}, {4, 1000}, {4, 1025}, {3, 3001}, {3, 4095}, {33, 4104}, {64, 1}, {2000, 4096}, {5, 8192}};
   } else if (op.dims == std::vector<std::string>{"N"}) {
     extra = {{(int64_t{1} << 20) + 5}, {33}, {8}};
   }
@@ -169,6 +171,10 @@ CheckResult CheckCudaVariant(const OpDef& op, const Variant& v, const Problem& p
   }
   std::vector<Tensor> device_tensors;
   for (const auto& t : dev.items) device_tensors.push_back(t.tensor);
+  // The poison memsets (and the uploads' last DMA) are queued on the legacy stream, which a
+  // non-blocking stream does not wait for: without this a small kernel can finish before an
+  // output's poison lands on top of what it wrote.
+  if (fatal_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (setup)")) return r;
 
   cudaStream_t stream = nullptr;
   if (fatal_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate")) return r;
@@ -260,6 +266,7 @@ CheckResult CheckCudaVariant(const OpDef& op, const Variant& v, const Problem& p
       if (op.tensors[i].is_output && fatal_check(cudaMemset(t.base, kPoison, t.total), "cudaMemset (re-poison)"))
         return r;
     }
+    if (fatal_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (re-poison)")) return r;
     if (!run_once(&again)) return r;
     for (size_t j = 0; j < outs.size(); ++j)
       if (outs[j] != again[j]) report << "\n  a second run on the same inputs gave different bits (output " << j << ")";

@@ -54,8 +54,11 @@ inline cudaError_t GetWorkspace(WorkspaceSlot slot, size_t bytes, cudaStream_t s
     b = Buffer{};
     return e;
   }
-  // Zeroed once: users that keep counters in their workspace (and reset them) start from zero.
+  // Zeroed once: users that keep counters in their workspace (and reset them) start from zero. The
+  // memset runs on the legacy stream, which the caller's (typically non-blocking) stream does not
+  // wait for: finish it here, before the first kernel that counts.
   if (const cudaError_t e = cudaMemset(b.data, 0, want); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return e;
   b.bytes = want;
   *ptr = b.data;
   return cudaSuccess;
