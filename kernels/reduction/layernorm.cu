@@ -183,11 +183,12 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
 constexpr int kV3MaxThreads = 256;
 
 // kStages 0: the next row in registers (v3); else a cp.async ring of kStages rows (v4).
-template <typename T, int kPacks, int kStages>
-__global__ void __launch_bounds__(kV3MaxThreads)
+template <typename T, int kPacks, int kStages, int kThreads>
+__global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::FixedMinBlocks<kThreads, kStages>())
     LayernormV3(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
-                int64_t rows, int64_t cols) {
+                int64_t rows, int64_t any_cols) {
   constexpr int kW = kVec16<T>;
+  const int64_t cols = cuda::RowCols<kPacks, kThreads, kW>(any_cols);
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   const float inv_cols = 1.0f / static_cast<float>(cols);
   // gamma and beta packs are the same for every row: loaded once, kept raw in registers.
@@ -225,12 +226,9 @@ using V3Fn = void (*)(const T*, const T*, const T*, T*, int64_t, int64_t);
 // The v3/v4 instantiation for cols, or nullptr (then v2 runs); *threads and *packs get its plan.
 template <typename T, int kStages>
 V3Fn<T> PickV3(int64_t cols, bool vec_ok, int* threads, int* packs) {
-  switch (*packs = cuda::PipelinePacks(cols, kVec16<T>, vec_ok, threads)) {
-    case 1: return &LayernormV3<T, 1, kStages>;
-    case 2: return &LayernormV3<T, 2, kStages>;
-    case 4: return &LayernormV3<T, 4, kStages>;
-    default: return nullptr;
-  }
+  return cuda::PickPipelined(cols, kVec16<T>, vec_ok, threads, packs, [](auto kPacks, auto kThreads) -> V3Fn<T> {
+    return &LayernormV3<T, kPacks, kStages, kThreads>;
+  });
 }
 
 // --- launchers ---------------------------------------------------------------------------------------

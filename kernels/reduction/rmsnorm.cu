@@ -143,15 +143,18 @@ int PerLaneBucket(int64_t cols) {
 constexpr int kV6MaxThreads = 256;
 
 // kStages 0: the next row in registers (v6); else a cp.async ring of kStages rows (v7).
-template <typename T, int kPacks, int kStages>
-__global__ void __launch_bounds__(kV6MaxThreads)
-    RmsnormV6(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ out, int64_t rows, int64_t cols) {
+template <typename T, int kPacks, int kStages, int kThreads>
+__global__ void __launch_bounds__(kThreads ? kThreads : kV6MaxThreads, cuda::FixedMinBlocks<kThreads, kStages>())
+    RmsnormV6(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ out, int64_t rows, int64_t any_cols) {
   constexpr int kW = cuda::kVec16<T>;
+  const int64_t cols = cuda::RowCols<kPacks, kThreads, kW>(any_cols);
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   // The weight packs a thread scales with are the same for every row: loaded once, kept raw (4
   // registers a pack), instead of an L1 round trip per pack per row that the store waits on.
   uint4 w_raw[kPacks];
   cuda::LoadRawPacks<kPacks>(w, packs, w_raw);
+  __shared__ cuda::WarpPartials<float> partials;
+  unsigned parity = 0;
   cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum_sq = 0.0f;
     cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
@@ -160,7 +163,8 @@ __global__ void __launch_bounds__(kV6MaxThreads)
       for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k];
       sum_sq += cuda::PackReduce<kW>(sq, [](float a, float b) { return a + b; });
     });
-    const float inv_rms = rsqrtf(BlockSum(sum_sq) / static_cast<float>(cols) + kEps);
+    const float inv_rms =
+        rsqrtf(cuda::BlockSumOneBarrier(partials, parity++, sum_sq) / static_cast<float>(cols) + kEps);
     T* orow = out + r * cols;
     cuda::ForEachPackSlot<T>(row, packs, [&](int j, int p, float(&v)[kW]) {
       float wv[kW];
@@ -178,12 +182,9 @@ using V6Fn = void (*)(const T*, const T*, T*, int64_t, int64_t);
 // The v6/v7 instantiation for cols, or nullptr (then v5 runs); *threads and *packs get its plan.
 template <typename T, int kStages>
 V6Fn<T> PickV6(int64_t cols, bool vec_ok, int* threads, int* packs) {
-  switch (*packs = cuda::PipelinePacks(cols, cuda::kVec16<T>, vec_ok, threads)) {
-    case 1: return &RmsnormV6<T, 1, kStages>;
-    case 2: return &RmsnormV6<T, 2, kStages>;
-    case 4: return &RmsnormV6<T, 4, kStages>;
-    default: return nullptr;
-  }
+  return cuda::PickPipelined(cols, cuda::kVec16<T>, vec_ok, threads, packs, [](auto kPacks, auto kThreads) -> V6Fn<T> {
+    return &RmsnormV6<T, kPacks, kStages, kThreads>;
+  });
 }
 
 // --- launchers ---------------------------------------------------------------------------------------

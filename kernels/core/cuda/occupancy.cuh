@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 namespace kbench::kernels::cuda {
@@ -28,6 +29,26 @@ inline int ResidentBlocks(const void* kernel, int threads, size_t dynamic_smem) 
   const int blocks = std::max(sms, 1) * std::max(per_sm, 1);
   cache->emplace(key, blocks);
   return blocks;
+}
+
+// Lets `kernel` launch with `bytes` of dynamic shared memory. Past 48 KB, its static shared memory
+// counted, a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize; a 48 KB ring plus a
+// few hundred static bytes fails with cudaErrorInvalidValue otherwise). Done once per (device,
+// kernel, bytes): like ResidentBlocks, this runs on the launch path.
+inline cudaError_t AllowDynamicSmem(const void* kernel, size_t bytes) {
+  static std::mutex mu;
+  static auto* done = new std::set<std::tuple<int, const void*, size_t>>();  // never destroyed
+  int device = 0;
+  cudaGetDevice(&device);
+  const auto key = std::make_tuple(device, kernel, bytes);
+  std::lock_guard<std::mutex> lock(mu);
+  if (done->count(key)) return cudaSuccess;
+  if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(bytes));
+      e != cudaSuccess)
+    return e;
+  done->insert(key);
+  return cudaSuccess;
 }
 
 }  // namespace kbench::kernels::cuda

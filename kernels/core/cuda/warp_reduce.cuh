@@ -68,4 +68,20 @@ __device__ __forceinline__ const P* PostWarpPartial(WarpPartials<P>& partials, u
   return set;
 }
 
+// Sum over the block for a kernel that reduces once or more per row in a loop, blocks of at most
+// kMaxWarps warps: shuffles in each warp, one barrier (PostWarpPartial; `parity` counts the calls),
+// then every thread adds all the warps' partials itself, in warp order (the same bits in every
+// thread). BlockSum's second barrier and second shuffle tree are about ten more dependent steps on
+// the row's critical path.
+template <int kMaxWarps = 8>
+__device__ __forceinline__ float BlockSumOneBarrier(WarpPartials<float>& partials, unsigned parity, float v) {
+  const float* p = PostWarpPartial(partials, parity, WarpSum(v));
+  const int warps = blockDim.x >> 5;
+  float s = p[0];
+#pragma unroll
+  for (int w = 1; w < kMaxWarps; ++w)
+    if (w < warps) s += p[w];
+  return s;
+}
+
 }  // namespace kbench::kernels::cuda
