@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
+#include <utility>
 #include <tuple>
 
 namespace kbench::kernels::cuda {
@@ -33,21 +33,23 @@ inline int ResidentBlocks(const void* kernel, int threads, size_t dynamic_smem) 
 
 // Lets `kernel` launch with `bytes` of dynamic shared memory. Past 48 KB, its static shared memory
 // counted, a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize; a 48 KB ring plus a
-// few hundred static bytes fails with cudaErrorInvalidValue otherwise). Done once per (device,
-// kernel, bytes): like ResidentBlocks, this runs on the launch path.
+// few hundred static bytes fails with cudaErrorInvalidValue otherwise). The attribute is a maximum
+// per kernel, so it is only ever raised, once per (device, kernel) and new largest size: like
+// ResidentBlocks, this runs on the launch path, and one kernel can be launched with several ring
+// sizes (the any-geometry instantiations, whose block size follows the row).
 inline cudaError_t AllowDynamicSmem(const void* kernel, size_t bytes) {
   static std::mutex mu;
-  static auto* done = new std::set<std::tuple<int, const void*, size_t>>();  // never destroyed
+  static auto* allowed = new std::map<std::pair<int, const void*>, size_t>();  // never destroyed
   int device = 0;
   cudaGetDevice(&device);
-  const auto key = std::make_tuple(device, kernel, bytes);
   std::lock_guard<std::mutex> lock(mu);
-  if (done->count(key)) return cudaSuccess;
+  size_t& max_bytes = (*allowed)[{device, kernel}];
+  if (bytes <= max_bytes) return cudaSuccess;
   if (const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  static_cast<int>(bytes));
       e != cudaSuccess)
     return e;
-  done->insert(key);
+  max_bytes = bytes;
   return cudaSuccess;
 }
 
