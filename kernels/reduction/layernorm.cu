@@ -17,6 +17,10 @@
 //                          (core/cuda/row_pipeline.cuh). With the row in registers the exact two-pass
 //                          statistics cost no extra memory traffic: the mean, then the sum of
 //                          squared deviations from it (no per-pack division, nothing cancels).
+//                          When every thread holds a full share of the row (4096/8192 bf16 at
+//                          128/256 threads), each thread's (mean, M2) is exact over its own values and
+//                          the block merges the pairs with Chan's formula: one reduction and one
+//                          barrier a row instead of two block sums.
 //                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v4_cp_async_ring  v3 with the next rows in a shared-memory ring that cp.async fills
 //                          (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
@@ -182,9 +186,38 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
 // --- v3: pipelined rows, exact two-pass statistics from registers ---------------------------------------
 constexpr int kV3MaxThreads = 256;
 
+// Chan's merge of (mean, M2) pairs of equal counts n across kLanes lanes of a warp: the means
+// average, M2 gains d^2 n/2. An xor butterfly of commutative steps: every lane ends with the same bits.
+template <int kLanes>
+__device__ __forceinline__ void ButterflyMeanM2(float& mean, float& m2, float& n) {
+#pragma unroll
+  for (int off = 1; off < kLanes; off <<= 1) {
+    const float mo = __shfl_xor_sync(0xffffffffu, mean, off), qo = __shfl_xor_sync(0xffffffffu, m2, off);
+    const float d = mo - mean;
+    mean = 0.5f * (mean + mo);
+    m2 += qo + d * d * (0.5f * n);
+    n *= 2.0f;
+  }
+}
+
+// Mean and M2 of the block's values when every thread holds n of them with the given mean and M2:
+// a butterfly in each warp, one barrier, then a butterfly over the warps' pairs in every warp.
+template <int kThreads>
+__device__ __forceinline__ float2 BlockMeanM2(cuda::WarpPartials<float2>& partials, unsigned parity, float mean,
+                                              float m2, float n) {
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kWarps > 0 && (kWarps & (kWarps - 1)) == 0, "the warps' butterfly needs a power of two");
+  ButterflyMeanM2<32>(mean, m2, n);
+  const float2 mine = cuda::PostWarpPartial(partials, parity, make_float2(mean, m2))[threadIdx.x % kWarps];
+  mean = mine.x;
+  m2 = mine.y;
+  ButterflyMeanM2<kWarps>(mean, m2, n);
+  return make_float2(mean, m2);
+}
+
 // kStages 0: the next row in registers (v3); else a cp.async ring of kStages rows (v4).
 template <typename T, int kPacks, int kStages, int kThreads>
-__global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::FixedMinBlocks<kThreads, kStages>())
+__global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::FixedMinBlocks<kThreads, kStages, kPacks>())
     LayernormV3(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, T* __restrict__ out,
                 int64_t rows, int64_t any_cols) {
   constexpr int kW = kVec16<T>;
@@ -195,26 +228,48 @@ __global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::Fix
   uint4 g_raw[kPacks], b_raw[kPacks];
   cuda::LoadRawPacks<kPacks>(gamma, packs, g_raw);
   cuda::LoadRawPacks<kPacks>(beta, packs, b_raw);
+  [[maybe_unused]] __shared__ cuda::WarpPartials<float2> partials;
+  [[maybe_unused]] unsigned parity = 0;
   cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
-    float sum = 0.0f;
+    // Exact two-pass statistics of this thread's values, from registers.
     const auto add = [](float a, float b) { return a + b; };
-    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) { sum += cuda::PackReduce<kW>(v, add); });
-    const float mean = BlockSum(sum) * inv_cols;
-    float m2 = 0.0f;
-    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
-      float d2[kW];
+    const auto sum_deviations = [&](float mean) {
+      float m2 = 0.0f;
+      cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+        // A chain of fmas per pack (packs are independent chains): 2 instructions a value where
+        // squares and then a tree of adds take 3; this kernel is as much issue- as memory-bound.
+        float q = 0.0f;
 #pragma unroll
-      for (int k = 0; k < kW; ++k) d2[k] = (v[k] - mean) * (v[k] - mean);
-      m2 += cuda::PackReduce<kW>(d2, add);
-    });
-    const float rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
+        for (int k = 0; k < kW; ++k) q = fmaf(v[k] - mean, v[k] - mean, q);
+        m2 += q;
+      });
+      return m2;
+    };
+    float sum = 0.0f;
+    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) { sum += cuda::PackReduce<kW>(v, add); });
+    float mean, rstd;
+    if constexpr (kThreads > 0) {
+      // Every thread holds exactly kPacks full packs: merge (mean, M2) pairs of equal counts, one
+      // reduction and one barrier a row instead of two block sums (four barriers).
+      constexpr float kMine = kPacks * kW;
+      const float own_mean = sum * (1.0f / kMine);
+      const float2 stats = BlockMeanM2<kThreads>(partials, parity++, own_mean, sum_deviations(own_mean), kMine);
+      mean = stats.x;
+      rstd = rsqrtf(stats.y * inv_cols + kEps);
+    } else {
+      mean = BlockSum(sum) * inv_cols;
+      rstd = rsqrtf(BlockSum(sum_deviations(mean)) * inv_cols + kEps);
+    }
+    // (v - mean) * rstd as one fma: v * rstd - mean * rstd. The product rounds once; where v is
+    // near a large mean the error is an ulp of mean * rstd, far below bf16's or f32's tolerance.
+    const float shift = -mean * rstd;
     T* orow = out + r * cols;
     cuda::ForEachPackSlot<T>(row, packs, [&](int j, int p, float(&v)[kW]) {
       float g[kW], b[kW];
       cuda::WidenPack<T>(cuda::Opaque(g_raw[j]), g);
       cuda::WidenPack<T>(cuda::Opaque(b_raw[j]), b);
 #pragma unroll
-      for (int k = 0; k < kW; ++k) v[k] = (v[k] - mean) * rstd * g[k] + b[k];
+      for (int k = 0; k < kW; ++k) v[k] = fmaf(fmaf(v[k], rstd, shift), g[k], b[k]);
       StoreFloats<T, kW>(orow + static_cast<int64_t>(p) * kW, v);
     });
   });
