@@ -21,6 +21,8 @@
 //                  ldmatrix.x4 per 32 mma (64x32 took 6 per 16), which is what lets the tensor cores
 //                  stay fed (an mma occupies them ~8 cycles, during which the warp issues ~8 other
 //                  instructions). 128 accumulators a thread: one block of 8 warps per SM.
+//                  The epilogue stages C in shared memory and writes whole 512-byte row segments
+//                  (16-byte stores) where the fragments would give 8 rows x 16 bytes per store.
 // Edges: loads are predicated (zero-filled by cp.async's source size, or by scalar loads when a row
 // of A or B is not 16-byte aligned: K or N not a multiple of 8, or an offset tensor), stores guarded,
 // so every M, N, K runs.
@@ -184,7 +186,7 @@ __device__ __forceinline__ uint32_t BSwizzle(int row, int chunk) {
 // ks are issued, and step 0 of the next k tile before the last step of this one, so a warp always has
 // mmas to issue while its next fragments are on their way (CUTLASS's sm80 mainloop order). Loading a
 // step's fragments and then waiting on them before its 32 mmas measured 8-10% slower on an H200.
-template <bool kAsync, int kStages>
+template <bool kAsync, int kStages, bool kStagedC>
 __global__ void __launch_bounds__(kThreads, 1)
     GemmMmaSync(const bf16* __restrict__ a, const bf16* __restrict__ b, bf16* __restrict__ c, int m, int n, int k,
                 bool c_paired) {
@@ -284,14 +286,42 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // Accumulator fragment of a 16x8 tile: lane l holds rows l/4 and l/4 + 8, columns 2(l%4), +1.
+  if constexpr (kStagedC) {
+    // C through shared memory (the stages are free now): the warps' bf16 pairs into a padded
+    // 128x256 tile (rows of 528 bytes, so the 8 rows one store instruction touches start 4 banks
+    // apart), then 16-byte stores, a warp writing 512 contiguous bytes of one row. Needs N % 8 == 0
+    // and C 16-byte aligned (the launcher checks).
+    constexpr int kCStride = kMmaBN * 2 + 16;
+    static_assert(kBM * kCStride <= kStages * (kAStageBytes + kBStageBytes), "the C tile fits the stages");
+    ptx::CpAsyncWait<0>();  // only empty groups are left, but nothing may land after the barrier
+    __syncthreads();        // every warp has read its last fragments
 #pragma unroll
-  for (int i = 0; i < kWarpM / 16; ++i) {
-    const int64_t row = bm + wm * kWarpM + i * 16 + (lane >> 2);
+    for (int i = 0; i < kWarpM / 16; ++i) {
+      const int r0 = wm * kWarpM + i * 16 + (lane >> 2);
 #pragma unroll
-    for (int j = 0; j < kMmaWarpN / 8; ++j) {
-      const int64_t col = bn + wn * kMmaWarpN + j * 8 + 2 * (lane & 3);
-      StorePair(c, m, n, row, col, acc[i][j][0], acc[i][j][1], c_paired);
-      StorePair(c, m, n, row + 8, col, acc[i][j][2], acc[i][j][3], c_paired);
+      for (int j = 0; j < kMmaWarpN / 8; ++j) {
+        const int c0 = wn * kMmaWarpN + j * 8 + 2 * (lane & 3);
+        ptx::StsB32(sa + r0 * kCStride + c0 * 2, ptx::PackBf16x2(acc[i][j][0], acc[i][j][1]));
+        ptx::StsB32(sa + (r0 + 8) * kCStride + c0 * 2, ptx::PackBf16x2(acc[i][j][2], acc[i][j][3]));
+      }
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int e = tid; e < kBM * (kMmaBN / 8); e += kThreads) {
+      const int r = e / (kMmaBN / 8), chunk = e % (kMmaBN / 8);
+      const int64_t row = bm + r, col = bn + chunk * 8;
+      if (row < m && col < n) *reinterpret_cast<uint4*>(c + row * n + col) = ptx::LdsV4(sa + r * kCStride + chunk * 16);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWarpM / 16; ++i) {
+      const int64_t row = bm + wm * kWarpM + i * 16 + (lane >> 2);
+#pragma unroll
+      for (int j = 0; j < kMmaWarpN / 8; ++j) {
+        const int64_t col = bn + wn * kMmaWarpN + j * 8 + 2 * (lane & 3);
+        StorePair(c, m, n, row, col, acc[i][j][0], acc[i][j][1], c_paired);
+        StorePair(c, m, n, row + 8, col, acc[i][j][2], acc[i][j][3], c_paired);
+      }
     }
   }
 #endif
@@ -313,10 +343,10 @@ int LaunchWmma(const GemmArgs& g, cudaStream_t s) {
 
 bool MmaAsyncOk(const GemmArgs& g) { return g.k % 8 == 0 && g.n % 8 == 0 && Aligned(g.a, 16) && Aligned(g.b, 16); }
 
-template <bool kAsync, int kStages>
+template <bool kAsync, int kStages, bool kStagedC>
 int LaunchMmaAs(const GemmArgs& g, cudaStream_t s) {
   constexpr int kSmem = MmaSmemBytes<kStages>();
-  const auto kernel = GemmMmaSync<kAsync, kStages>;
+  const auto kernel = GemmMmaSync<kAsync, kStages, kStagedC>;
   // Over the 48 KiB default: opt in (cheap, and legal while a stream is being captured).
   KB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const unsigned tiles = static_cast<unsigned>(CeilDiv(g.m, kBM) * CeilDiv(g.n, kMmaBN));
@@ -356,8 +386,10 @@ int MmaStages() {
 
 int LaunchMmaSyncBf16(const GemmArgs& g, cudaStream_t s) {
   const bool four = MmaStages() == 4;
-  if (MmaAsyncOk(g)) return four ? LaunchMmaAs<true, 4>(g, s) : LaunchMmaAs<true, 3>(g, s);
-  return four ? LaunchMmaAs<false, 4>(g, s) : LaunchMmaAs<false, 3>(g, s);
+  if (MmaAsyncOk(g) && Aligned(g.c, 16))
+    return four ? LaunchMmaAs<true, 4, true>(g, s) : LaunchMmaAs<true, 3, true>(g, s);
+  if (MmaAsyncOk(g)) return four ? LaunchMmaAs<true, 4, false>(g, s) : LaunchMmaAs<true, 3, false>(g, s);
+  return four ? LaunchMmaAs<false, 4, false>(g, s) : LaunchMmaAs<false, 3, false>(g, s);
 }
 
 namespace {
@@ -367,8 +399,10 @@ std::vector<LaunchInfo> LaunchesWmma(const Problem&) { return {{"GemmWmma", (con
 std::vector<LaunchInfo> LaunchesMmaSync(const Problem& p) {
   const bool async = p.dim("K") % 8 == 0 && p.dim("N") % 8 == 0;
   const int stages = MmaStages();
-  const void* f = async ? (stages == 4 ? (const void*)&GemmMmaSync<true, 4> : (const void*)&GemmMmaSync<true, 3>)
-                        : (stages == 4 ? (const void*)&GemmMmaSync<false, 4> : (const void*)&GemmMmaSync<false, 3>);
+  // Tensors from the worker are 16-byte aligned: with N % 8 == 0 the launcher takes the staged-C kernel.
+  const void* f = async ? (stages == 4 ? (const void*)&GemmMmaSync<true, 4, true> : (const void*)&GemmMmaSync<true, 3, true>)
+                        : (stages == 4 ? (const void*)&GemmMmaSync<false, 4, false>
+                                       : (const void*)&GemmMmaSync<false, 3, false>);
   return {{std::string(async ? "GemmMmaSync<cp.async," : "GemmMmaSync<scalar loads,") + std::to_string(stages) +
                " stages>",
            f, kThreads, stages == 4 ? MmaSmemBytes<4>() : MmaSmemBytes<3>()}};
