@@ -195,7 +195,7 @@ __device__ __forceinline__ void ButterflyMeanM2(float& mean, float& m2, float& n
     const float mo = __shfl_xor_sync(0xffffffffu, mean, off), qo = __shfl_xor_sync(0xffffffffu, m2, off);
     const float d = mo - mean;
     mean = 0.5f * (mean + mo);
-    m2 += qo + d * d * (0.5f * n);
+    m2 = (m2 + qo) + d * d * (0.5f * n);  // m2 + qo first: both partners add the same pair
     n *= 2.0f;
   }
 }
