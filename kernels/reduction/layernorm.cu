@@ -17,7 +17,7 @@
 //                          (core/cuda/row_pipeline.cuh). With the row in registers the exact two-pass
 //                          statistics cost no extra memory traffic: the mean, then the sum of
 //                          squared deviations from it (no per-pack division, nothing cancels).
-//                          When every thread holds a full share of the row (4096/8192 bf16 at
+//                          When every thread holds exactly 4 packs (4096/8192 bf16, 2048/4096 f32 at
 //                          128/256 threads), each thread's (mean, M2) is exact over its own values and
 //                          the block merges the pairs with Chan's formula: one reduction and one
 //                          barrier a row instead of two block sums.
