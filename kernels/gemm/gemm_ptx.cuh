@@ -2,8 +2,9 @@
 //   sm_80+   cp.async (4/16-byte global -> shared copies that bypass registers, zero-filling a copy
 //            whose source is out of range), ldmatrix (a warp loads 8x8 b16 tiles straight into the
 //            mma fragment layout), mma.sync.m16n8k16 bf16 -> fp32;
-//   sm_90a   mbarrier (arrive / expect_tx / try_wait.parity), TMA (cp.async.bulk.tensor.2d), wgmma
-//            (fence / commit / wait and its shared-memory matrix descriptors), setmaxnreg.
+//   sm_90a   mbarrier (arrive / expect_tx / try_wait.parity), TMA (cp.async.bulk.tensor.2d loads
+//            and stores, bulk groups, the async-proxy fence), named barriers, wgmma (fence / commit /
+//            wait and its shared-memory matrix descriptors), setmaxnreg.
 // The sm_90a half is compiled only where KB_GEMM_SM90A is set (the sm_90a pass of nvcc): those
 // instructions do not exist on sm_80 and ptxas would reject them there.
 #pragma once
@@ -142,6 +143,30 @@ __device__ __forceinline__ void TmaLoad2d(uint32_t dst, const void* tensor_map, 
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(x), "r"(y), "r"(bar)
       : "memory");
+}
+
+// Writes one box of shared memory to a 2D tensor (coordinates innermost first); parts of the box
+// outside the tensor are not written. Asynchronous: the box is read after this returns, so its
+// buffer is reused only after BulkWaitRead says the copy has read it.
+__device__ __forceinline__ void TmaStore2d(const void* tensor_map, int x, int y, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(tensor_map)),
+               "r"(x), "r"(y), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void BulkCommit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Until at most kPending of this thread's bulk groups still read shared memory.
+template <int kPending>
+__device__ __forceinline__ void BulkWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+// Until this thread's bulk groups are complete (their writes done, not only their reads).
+__device__ __forceinline__ void BulkWaitAll() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the async proxy (TMA) that reads them.
+__device__ __forceinline__ void FenceProxyAsyncShared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// A barrier among `threads` threads (a multiple of 32) that use the same id; id 0 is __syncthreads'.
+__device__ __forceinline__ void NamedBarrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // ---- setmaxnreg (sm_90a) ------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 // machine code of the built kernel library (no GPU needed): `cuobjdump --dump-sass` on
 // libkbench_kernels.so, split per architecture and per kernel, then
 //   - sm_90a GemmWgmmaTma contains HGMMA (wgmma.mma_async; a kernel that only compiled its sm_80
-//     stub, or whose arch guard is wrong, has none),
+//     stub, or whose arch guard is wrong, has none), UTMALDG (TMA loads of A and B) and UTMASTG
+//     (the TMA stores of its epilogue),
 //   - GemmMmaSync and GemmWmma contain HMMA on sm_80 and sm_90a (mma.sync / wmma).
 // The paths of cuobjdump (the CUDA toolkit's bin directory) and of the library come from CMake. A
 // toolkit installed without cuobjdump (the pip wheels ship only nvcc) makes the test skip, saying so.
@@ -128,6 +129,11 @@ void ExpectInstruction(const std::string& arch, const std::string& kernel, const
 }
 
 TEST(GemmSass, WgmmaKernelUsesHgmmaOnSm90a) { ExpectInstruction("sm_90a", "GemmWgmmaTma", "HGMMA"); }
+
+TEST(GemmSass, WgmmaKernelMovesTilesWithTmaOnSm90a) {
+  ExpectInstruction("sm_90a", "GemmWgmmaTma", "UTMALDG");
+  ExpectInstruction("sm_90a", "GemmWgmmaTma", "UTMASTG");
+}
 
 TEST(GemmSass, MmaSyncKernelUsesHmma) {
   ExpectInstruction("sm_80", "GemmMmaSync", "HMMA");
