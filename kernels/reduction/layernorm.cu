@@ -14,11 +14,12 @@
 //                          Scalar accesses when cols is not a multiple of the vector width.
 //   cuda_v3_pipelined      block per row with blocks resident for many rows: row i+1 loads while row
 //                          i is reduced and written, rows held as raw 16-byte words
-//                          (core/cuda/row_pipeline.cuh). With the row in registers the exact two-pass
+//                          (core/cuda/row_pipeline.cuh). With the row in registers the two-pass
 //                          statistics cost no extra memory traffic: the mean, then the sum of
 //                          squared deviations from it (no per-pack division, nothing cancels).
 //                          When every thread holds exactly 4 packs (4096/8192 bf16, 2048/4096 f32 at
-//                          128/256 threads), each thread's (mean, M2) is exact over its own values and
+//                          128/256 threads), each thread's (mean, M2) comes from one pass of sums of
+//                          deviations from its first value (bounded cancellation, see the kernel) and
 //                          the block merges the pairs with Chan's formula: one reduction and one
 //                          barrier a row instead of two block sums.
 //                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
@@ -232,33 +233,50 @@ __global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::Fix
   [[maybe_unused]] unsigned parity = 0;
   cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     // Exact two-pass statistics of this thread's values, from registers.
-    const auto add = [](float a, float b) { return a + b; };
-    const auto sum_deviations = [&](float mean) {
+    float mean, rstd;
+    if constexpr (kThreads > 0) {
+      // Every thread holds exactly kPacks full packs. Its own (mean, M2) in one pass, from sums of
+      // deviations from its first value p: S1 = sum(v - p), S2 = sum((v - p)^2), mean = p + S1/n,
+      // M2 = S2 - S1^2/n. No wait for a mean before the squares, and little to cancel: p is one of
+      // the n values, so (p - mean)^2 <= (n - 1) M2 / n (Samuelson), S2 <= n M2, and M2 keeps all
+      // but log2(n) = 5 of float's bits. Then the block merges the pairs of equal counts with Chan's
+      // formula: one reduction and one barrier a row instead of two block sums (four barriers).
+      constexpr float kMine = kPacks * kW;
+      float first[kW];
+      cuda::WidenPack<T>(row[0], first);
+      const float pivot = first[0];
+      float s1 = 0.0f, s2 = 0.0f;
+      cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+        float q1 = 0.0f, q2 = 0.0f;  // a chain per pack; the packs' chains are independent
+#pragma unroll
+        for (int k = 0; k < kW; ++k) {
+          const float d = v[k] - pivot;
+          q1 += d;
+          q2 = fmaf(d, d, q2);
+        }
+        s1 += q1;
+        s2 += q2;
+      });
+      const float dm = s1 * (1.0f / kMine);
+      const float2 stats =
+          BlockMeanM2<kThreads>(partials, parity++, pivot + dm, fmaxf(fmaf(-s1, dm, s2), 0.0f), kMine);
+      mean = stats.x;
+      rstd = rsqrtf(stats.y * inv_cols + kEps);
+    } else {
+      // Any geometry: the exact two-pass statistics from registers, as two block sums.
+      float sum = 0.0f;
+      cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+        sum += cuda::PackReduce<kW>(v, [](float a, float b) { return a + b; });
+      });
+      mean = BlockSum(sum) * inv_cols;
       float m2 = 0.0f;
       cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
-        // A chain of fmas per pack (packs are independent chains): 2 instructions a value where
-        // squares and then a tree of adds take 3; this kernel is as much issue- as memory-bound.
-        float q = 0.0f;
+        float q = 0.0f;  // a chain of fmas per pack: 2 instructions a value
 #pragma unroll
         for (int k = 0; k < kW; ++k) q = fmaf(v[k] - mean, v[k] - mean, q);
         m2 += q;
       });
-      return m2;
-    };
-    float sum = 0.0f;
-    cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) { sum += cuda::PackReduce<kW>(v, add); });
-    float mean, rstd;
-    if constexpr (kThreads > 0) {
-      // Every thread holds exactly kPacks full packs: merge (mean, M2) pairs of equal counts, one
-      // reduction and one barrier a row instead of two block sums (four barriers).
-      constexpr float kMine = kPacks * kW;
-      const float own_mean = sum * (1.0f / kMine);
-      const float2 stats = BlockMeanM2<kThreads>(partials, parity++, own_mean, sum_deviations(own_mean), kMine);
-      mean = stats.x;
-      rstd = rsqrtf(stats.y * inv_cols + kEps);
-    } else {
-      mean = BlockSum(sum) * inv_cols;
-      rstd = rsqrtf(BlockSum(sum_deviations(mean)) * inv_cols + kEps);
+      rstd = rsqrtf(BlockSum(m2) * inv_cols + kEps);
     }
     // (v - mean) * rstd as one fma: v * rstd - mean * rstd. The product rounds once; where v is
     // near a large mean the error is an ulp of mean * rstd, far below bf16's or f32's tolerance.
