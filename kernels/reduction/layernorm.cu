@@ -232,15 +232,15 @@ __global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::Fix
   [[maybe_unused]] __shared__ cuda::WarpPartials<float2> partials;
   [[maybe_unused]] unsigned parity = 0;
   cuda::ForEachRowStaged<T, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
-    // Exact two-pass statistics of this thread's values, from registers.
     float mean, rstd;
     if constexpr (kThreads > 0) {
       // Every thread holds exactly kPacks full packs. Its own (mean, M2) in one pass, from sums of
       // deviations from its first value p: S1 = sum(v - p), S2 = sum((v - p)^2), mean = p + S1/n,
       // M2 = S2 - S1^2/n. No wait for a mean before the squares, and little to cancel: p is one of
       // the n values, so (p - mean)^2 <= (n - 1) M2 / n (Samuelson), S2 <= n M2, and M2 keeps all
-      // but log2(n) = 5 of float's bits. Then the block merges the pairs of equal counts with Chan's
-      // formula: one reduction and one barrier a row instead of two block sums (four barriers).
+      // but log2(n) of float's bits (n = 32 in bf16, 16 in f32). Then the block merges the pairs of
+      // equal counts with Chan's formula: one reduction and one barrier a row instead of two block
+      // sums (four barriers).
       constexpr float kMine = kPacks * kW;
       float first[kW];
       cuda::WidenPack<T>(row[0], first);
