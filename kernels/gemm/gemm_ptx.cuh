@@ -9,7 +9,6 @@
 // instructions do not exist on sm_80 and ptxas would reject them there.
 #pragma once
 
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -46,13 +45,7 @@ __device__ __forceinline__ void CpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// ---- shared-memory staging of results ------------------------------------------------------------
-// Two floats as a bf16x2 word (round to nearest even), low half first.
-__device__ __forceinline__ uint32_t PackBf16x2(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
+// ---- shared-memory staging of results (bf16 pairs packed by cuda::PackBf16x2, core/cuda/vec.cuh) ----
 __device__ __forceinline__ void StsB32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }

@@ -301,8 +301,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int j = 0; j < kMmaWarpN / 8; ++j) {
         const int c0 = wn * kMmaWarpN + j * 8 + 2 * (lane & 3);
-        ptx::StsB32(sa + r0 * kCStride + c0 * 2, ptx::PackBf16x2(acc[i][j][0], acc[i][j][1]));
-        ptx::StsB32(sa + (r0 + 8) * kCStride + c0 * 2, ptx::PackBf16x2(acc[i][j][2], acc[i][j][3]));
+        ptx::StsB32(sa + r0 * kCStride + c0 * 2, cuda::PackBf16x2(acc[i][j][0], acc[i][j][1]));
+        ptx::StsB32(sa + (r0 + 8) * kCStride + c0 * 2, cuda::PackBf16x2(acc[i][j][2], acc[i][j][3]));
       }
     }
     __syncthreads();

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/vec.cuh"
 #include "gemm/gemm_cuda.cuh"
 #include "gemm/gemm_ptx.cuh"
 
@@ -231,8 +232,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int u = 0; u < kCBox / 8; ++u) {
           const int j = q * (kCBox / 8) + u;  // accumulator columns 8j .. 8j + 7
           const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
-          ptx::StsB32(box + r0 * 128 + at, ptx::PackBf16x2(d[4 * j], d[4 * j + 1]));
-          ptx::StsB32(box + (r0 + 8) * 128 + at, ptx::PackBf16x2(d[4 * j + 2], d[4 * j + 3]));
+          ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(d[4 * j], d[4 * j + 1]));
+          ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(d[4 * j + 2], d[4 * j + 3]));
         }
         ptx::FenceProxyAsyncShared();  // the writes above, visible to the TMA unit
         ptx::NamedBarrier(1 + consumer, 128);
