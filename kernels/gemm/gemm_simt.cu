@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/vec.cuh"
 #include "gemm/gemm_cuda.cuh"
 #include "gemm/gemm_ptx.cuh"
@@ -372,7 +373,7 @@ int LaunchV5As(const GemmArgs& g, cudaStream_t s) {
   constexpr int kSmem = V5SmemBytes<V5Depth<kVec>(), kV5Stages>();
   const auto kernel = SgemmV5CpAsync<kVec, V5Depth<kVec>(), kV5Stages>;
   if constexpr (kSmem > 48 * 1024)
-    KB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   kernel<<<TileGrid(g), kTileThreads, kSmem, s>>>(static_cast<const float*>(g.a), static_cast<const float*>(g.b),
                                                   static_cast<float*>(g.c), g.m, g.n, g.k);
   KB_LAUNCH_CHECK();

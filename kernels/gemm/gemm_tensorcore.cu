@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/vec.cuh"
 #include "gemm/gemm_cuda.cuh"
 #include "gemm/gemm_ptx.cuh"
@@ -347,8 +348,8 @@ template <bool kAsync, int kStages, bool kStagedC>
 int LaunchMmaAs(const GemmArgs& g, cudaStream_t s) {
   constexpr int kSmem = MmaSmemBytes<kStages>();
   const auto kernel = GemmMmaSync<kAsync, kStages, kStagedC>;
-  // Over the 48 KiB default: opt in (cheap, and legal while a stream is being captured).
-  KB_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  // Over the 48 KiB default: opt in (once per device and kernel; legal while a stream is captured).
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   const unsigned tiles = static_cast<unsigned>(CeilDiv(g.m, kBM) * CeilDiv(g.n, kMmaBN));
   kernel<<<tiles, kThreads, kSmem, s>>>(static_cast<const bf16*>(g.a), static_cast<const bf16*>(g.b),
                                         static_cast<bf16*>(g.c), static_cast<int>(g.m), static_cast<int>(g.n),

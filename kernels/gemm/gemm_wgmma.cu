@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/vec.cuh"
 #include "gemm/gemm_cuda.cuh"
 #include "gemm/gemm_ptx.cuh"
@@ -300,7 +301,7 @@ int LaunchWgmma(const GemmArgs& g, cudaStream_t s) {
   KB_CUDA_TRY(cuda::SmCount(&sms));
   const int64_t tiles = cuda::CeilDiv(g.m, kBM) * cuda::CeilDiv(g.n, kBN);
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));  // persistent: one block per SM
-  KB_CUDA_TRY(cudaFuncSetAttribute(GemmWgmmaTma, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(&GemmWgmmaTma), kSmemBytes));
   GemmWgmmaTma<<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, static_cast<int>(g.m), static_cast<int>(g.n),
                                                   static_cast<int>(g.k));
   KB_LAUNCH_CHECK();
