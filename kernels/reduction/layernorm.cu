@@ -19,9 +19,10 @@
 //                          squared deviations from it (no per-pack division, nothing cancels).
 //                          When every thread holds exactly 4 packs (4096/8192 bf16, 2048/4096 f32 at
 //                          128/256 threads), each thread's (mean, M2) comes from one pass of sums of
-//                          deviations from its first value (bounded cancellation, see the kernel) and
-//                          the block merges the pairs with Chan's formula: one reduction and one
-//                          barrier a row instead of two block sums.
+//                          deviations from its first value (bounded cancellation, see the kernel);
+//                          each warp sums the pairs' deviations from one thread's mean and the block
+//                          merges the warps' pairs with Chan's formula: one reduction and one barrier
+//                          a row instead of two block sums.
 //                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v4_cp_async_ring  v3 with the next rows in a shared-memory ring that cp.async fills
 //                          (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
@@ -187,33 +188,44 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
 // --- v3: pipelined rows, exact two-pass statistics from registers ---------------------------------------
 constexpr int kV3MaxThreads = 256;
 
-// Chan's merge of (mean, M2) pairs of equal counts n across kLanes lanes of a warp: the means
-// average, M2 gains d^2 n/2. An xor butterfly of commutative steps: every lane ends with the same bits.
-template <int kLanes>
-__device__ __forceinline__ void ButterflyMeanM2(float& mean, float& m2, float& n) {
-#pragma unroll
-  for (int off = 1; off < kLanes; off <<= 1) {
-    const float mo = __shfl_xor_sync(0xffffffffu, mean, off), qo = __shfl_xor_sync(0xffffffffu, m2, off);
-    const float d = mo - mean;
-    mean = 0.5f * (mean + mo);
-    m2 = (m2 + qo) + d * d * (0.5f * n);  // m2 + qo first: both partners add the same pair
-    n *= 2.0f;
-  }
-}
-
-// Mean and M2 of the block's values when every thread holds n of them with the given mean and M2:
-// a butterfly in each warp, one barrier, then a butterfly over the warps' pairs in every warp.
+// Mean and M2 of the block's values when every thread holds n of them with the given mean and M2.
+// In each warp, plain sums: relative to lane 0's mean P, a thread adds a = mean - P and Q = M2 + n a^2
+// (its squared deviations from P), and the warp's M2 = sum Q - n (sum a)^2 / 32. P is one of the 32
+// thread means, so (P - warp mean)^2 is at most 31/32 of the means' summed squared deviations
+// (Samuelson), sum Q <= 32 M2, and at most 5 bits cancel, as in the thread's own one-pass sums. Two shuffles and two adds a step where
+// Chan's merge of (mean, M2) pairs takes two shuffles and five dependent flops. Then one barrier and
+// Chan's merge of the warps' pairs (equal counts: means average, M2 gains d^2 n / 2), read and merged
+// by every thread in the same order: the same bits everywhere, no second shuffle tree.
 template <int kThreads>
 __device__ __forceinline__ float2 BlockMeanM2(cuda::WarpPartials<float2>& partials, unsigned parity, float mean,
                                               float m2, float n) {
   constexpr int kWarps = kThreads / 32;
-  static_assert(kWarps > 0 && (kWarps & (kWarps - 1)) == 0, "the warps' butterfly needs a power of two");
-  ButterflyMeanM2<32>(mean, m2, n);
-  const float2 mine = cuda::PostWarpPartial(partials, parity, make_float2(mean, m2))[threadIdx.x % kWarps];
-  mean = mine.x;
-  m2 = mine.y;
-  ButterflyMeanM2<kWarps>(mean, m2, n);
-  return make_float2(mean, m2);
+  static_assert(kWarps > 0 && (kWarps & (kWarps - 1)) == 0, "the warps' merge tree needs a power of two");
+  const float pivot = __shfl_sync(cuda::kFullWarp, mean, 0);
+  float a = mean - pivot;
+  float q = fmaf(n * a, a, m2);
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {  // xor butterfly: every lane ends with the same bits
+    a += __shfl_xor_sync(cuda::kFullWarp, a, off);
+    q += __shfl_xor_sync(cuda::kFullWarp, q, off);
+  }
+  const float wa = a * (1.0f / 32.0f);
+  const float2* warps =
+      cuda::PostWarpPartial(partials, parity, make_float2(pivot + wa, fmaxf(fmaf(-n * a, wa, q), 0.0f)));
+  n *= 32.0f;
+  float2 v[kWarps];
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) v[w] = warps[w];
+#pragma unroll
+  for (int h = kWarps / 2; h >= 1; h /= 2) {
+#pragma unroll
+    for (int i = 0; i < h; ++i) {
+      const float d = v[i + h].x - v[i].x;
+      v[i] = make_float2(0.5f * (v[i].x + v[i + h].x), (v[i].y + v[i + h].y) + d * d * (0.5f * n));
+    }
+    n *= 2.0f;
+  }
+  return v[0];
 }
 
 // kStages 0: the next row in registers (v3); else a cp.async ring of kStages rows (v4).
@@ -238,18 +250,18 @@ __global__ void __launch_bounds__(kThreads ? kThreads : kV3MaxThreads, cuda::Fix
       // deviations from its first value p: S1 = sum(v - p), S2 = sum((v - p)^2), mean = p + S1/n,
       // M2 = S2 - S1^2/n. No wait for a mean before the squares, and little to cancel: p is one of
       // the n values, so (p - mean)^2 <= (n - 1) M2 / n (Samuelson), S2 <= n M2, and M2 keeps all
-      // but log2(n) of float's bits (n = 32 in bf16, 16 in f32). Then the block merges the pairs of
-      // equal counts with Chan's formula: one reduction and one barrier a row instead of two block
-      // sums (four barriers).
+      // but log2(n) of float's bits (n = 32 in bf16, 16 in f32). Then the block merges the pairs
+      // (BlockMeanM2): one reduction and one barrier a row instead of two block sums (four barriers).
       constexpr float kMine = kPacks * kW;
       float first[kW];
       cuda::WidenPack<T>(row[0], first);
       const float pivot = first[0];
       float s1 = 0.0f, s2 = 0.0f;
-      cuda::ForEachPack<T>(row, packs, [&](int, const float(&v)[kW]) {
+      cuda::ForEachPackSlot<T>(row, packs, [&](int j, int, const float(&v)[kW]) {
         float q1 = 0.0f, q2 = 0.0f;  // a chain per pack; the packs' chains are independent
 #pragma unroll
         for (int k = 0; k < kW; ++k) {
+          if (j == 0 && k == 0) continue;  // the pivot itself: d = 0 (the compiler cannot fold v - v)
           const float d = v[k] - pivot;
           q1 += d;
           q2 = fmaf(d, d, q2);
@@ -411,7 +423,8 @@ void AddLayernormCudaVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v3_pipelined",
       .description = "Block per row with blocks resident for many rows: row i+1 loads while row i is reduced "
-                     "and written; rows as raw 16-byte words; exact two-pass mean and variance from registers.",
+                     "and written; rows as raw 16-byte words; statistics from registers (at 4096/8192 bf16 and "
+                     "2048/4096 f32 columns one pass a thread and plain warp sums, else the exact two passes).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
