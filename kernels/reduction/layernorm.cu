@@ -185,17 +185,18 @@ V2Launch<T> PickV2(int64_t cols, bool vec_ok) {
 }
 
 
-// --- v3: pipelined rows, exact two-pass statistics from registers ---------------------------------------
+// --- v3: pipelined rows, statistics from registers -----------------------------------------------------
 constexpr int kV3MaxThreads = 256;
 
-// Mean and M2 of the block's values when every thread holds n of them with the given mean and M2.
-// In each warp, plain sums: relative to lane 0's mean P, a thread adds a = mean - P and Q = M2 + n a^2
-// (its squared deviations from P), and the warp's M2 = sum Q - n (sum a)^2 / 32. P is one of the 32
-// thread means, so (P - warp mean)^2 is at most 31/32 of the means' summed squared deviations
-// (Samuelson), sum Q <= 32 M2, and at most 5 bits cancel, as in the thread's own one-pass sums. Two shuffles and two adds a step where
-// Chan's merge of (mean, M2) pairs takes two shuffles and five dependent flops. Then one barrier and
-// Chan's merge of the warps' pairs (equal counts: means average, M2 gains d^2 n / 2), read and merged
-// by every thread in the same order: the same bits everywhere, no second shuffle tree.
+// Mean and M2 of the block's values when every thread holds n of them with the given mean and
+// M2. In each warp, plain sums: relative to lane 0's mean P, a thread adds a = mean - P and Q =
+// M2 + n a^2 (its squared deviations from P), and the warp's M2 = sum Q - n (sum a)^2 / 32. P is
+// one of the 32 thread means, so (P - warp mean)^2 is at most 31/32 of the means' summed squared
+// deviations (Samuelson), sum Q <= 32 M2, and at most 5 bits cancel, as in the thread's own
+// one-pass sums. Two shuffles and two adds a step where Chan's merge of (mean, M2) pairs takes
+// two shuffles and five dependent flops. Then one barrier and Chan's merge of the warps' pairs
+// (equal counts: means average, M2 gains d^2 n / 2), read and merged by every thread in the same
+// order: the same bits everywhere, no second shuffle tree.
 template <int kThreads>
 __device__ __forceinline__ float2 BlockMeanM2(cuda::WarpPartials<float2>& partials, unsigned parity, float mean,
                                               float m2, float n) {
