@@ -9,6 +9,7 @@
 // in f32, more rows than resident blocks) and one any-geometry width.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/registry.h"
 #include "gpu_test_util.h"
@@ -22,6 +23,7 @@ TEST(LayernormOffsetTest, FarFromZeroMeansMatchTheReference) {
   if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
   const OpDef* base = BuiltinRegistry().Find("layernorm");
   ASSERT_NE(base, nullptr);
+  ASSERT_EQ(base->tensors[0].name, "x");
   struct Range {
     Dtype dtype;
     double lo, hi;  // x's uniform range
@@ -36,7 +38,7 @@ TEST(LayernormOffsetTest, FarFromZeroMeansMatchTheReference) {
   int ran = 0;
   for (const Range& range : ranges) {
     OpDef op = *base;
-    op.tensors[0].init_lo = range.lo;  // x
+    op.tensors[0].init_lo = range.lo;
     op.tensors[0].init_hi = range.hi;
     for (const Variant* v : CudaVariants(op)) {
       if (!v->supports(range.dtype)) continue;
