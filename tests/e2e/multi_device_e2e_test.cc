@@ -108,8 +108,11 @@ TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   // About 20 s: longer than the hang's watchdog (its 2 s timeout plus the runner's 10 s start grace).
   const std::string normal = c.Submit(LongGemm(48, 5000));
   ASSERT_EQ(c.WaitForJob(normal, JobRunning, seconds(60)).state(), v1::RUNNING);
-  const std::string faulty = c.Submit({"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang",
-                                        "--variant", "cpu_ok", "--preset", "small", "--timeout-ms", "2000", "--max-time-ms", "200"});
+  // Hot cache: a cold sample first rewrites twice the host's last-level cache (520 MB on a 260 MB L3),
+  // which beside the GEMM on a 2-core host once took cpu_ok past its 2 s timeout.
+  const std::string faulty =
+      c.Submit({"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang", "--variant", "cpu_ok",
+                "--preset", "small", "--timeout-ms", "2000", "--max-time-ms", "200", "--cache", "hot"});
   v1::Job f = c.WaitForJob(faulty, JobFinished, seconds(120));
   ASSERT_EQ(f.state(), v1::SUCCEEDED) << f.DebugString();
   auto fres = c.Results(faulty);
