@@ -25,7 +25,7 @@
 //                          a row instead of two block sums.
 //                          Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v4_cp_async_ring  v3 with the next rows in a shared-memory ring that cp.async fills
-//                          (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
+//                          (ForEachRowRing): kRingStages rows a block in flight. Same fallback.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"

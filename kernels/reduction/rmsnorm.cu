@@ -20,7 +20,7 @@
 //                        (core/cuda/row_pipeline.cuh): loads in flight through every phase. Rows that
 //                        do not fit 4 packs a thread (or unaligned / odd widths) run v5's kernel.
 //   cuda_v7_cp_async_ring v6 with the next rows in a shared-memory ring that cp.async fills
-//                        (ForEachRowRing): kRingStages - 1 rows a block in flight, none held in
+//                        (ForEachRowRing): kRingStages rows a block in flight, none held in
 //                        registers. Same fallback as v6.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"

@@ -23,7 +23,7 @@
 //                       of the FMA rate, and evaluating it twice was measured as the bottleneck.
 //                       Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v5_cp_async_ring  v4 with the next rows in a shared-memory ring that cp.async fills
-//                       (ForEachRowRing): kRingStages - 1 rows a block in flight. Same fallback.
+//                       (ForEachRowRing): kRingStages rows a block in flight. Same fallback.
 //   cuda_v6_one_barrier v5 with one barrier a row instead of four (two block reductions): each thread
 //                       exponentiates against its own max, the (max, sum) pairs merge with a
 //                       rescale by shuffles and one cross-warp exchange. Same fallback.
@@ -286,12 +286,14 @@ __device__ __forceinline__ float ThreadMax(const uint4 (&row)[kPacks], int packs
   }
 }
 
-// Rows of v6's ring. At a fixed geometry (56 registers at 128 threads) 3 stages let 8 blocks share
+// Rows of v6's ring. At a fixed geometry (54 registers at 128 threads) 3 stages let 9 blocks share
 // an SM's shared memory where 4 allow 6, so more rows are reduced at once: a softmax row is a longer
 // dependent chain than an RMSNorm row, and the number of rows in progress, not bytes in flight, was
-// what held it (H200, 32768x4096 bf16: 89.9-90.4% of copy against 89.0-89.5% with 4 stages; the
-// 256-thread geometry follows untimed). The any-geometry instantiation (71 registers) keeps
-// kRingStages.
+// what held it (H200, 32768x4096 bf16: 89.9-90.4% of copy at 8 blocks against 89.0-89.5% with 4
+// stages; the 256-thread geometry follows untimed). The ninth block fits only because the cross-warp
+// slots are sized to the block's 8 warps (128 bytes a set, not 32 warps' 512): 9 x (24 KB ring + 1
+// KB reserved + the slots) is just under the SM's 228 KB. The any-geometry instantiation (71
+// registers) keeps kRingStages.
 template <int kThreads>
 constexpr int V6Stages() {
   return kThreads != 0 ? 3 : cuda::kRingStages;
@@ -308,7 +310,7 @@ __global__ void
 __launch_bounds__(kThreads ? kThreads : kV4MaxThreads, cuda::FixedMinBlocks<kThreads, kStages, kPacks>())
     SoftmaxV6(const T* __restrict__ x, T* __restrict__ out, int64_t rows, int64_t any_cols) {
   constexpr int kW = kVec16<T>;
-  __shared__ cuda::WarpPartials<float2> partials;
+  __shared__ cuda::WarpPartials<float2, kV4MaxThreads / 32> partials;  // sized to the block: see V6Stages
   const int64_t cols = cuda::RowCols<kPacks, kThreads, kW>(any_cols);
   const int packs = static_cast<int>(cols / kW);  // <= kPacks * blockDim.x (PipelinePacks)
   const int warps = blockDim.x >> 5;

@@ -55,13 +55,15 @@ __device__ __forceinline__ float BlockMax(float v) {
 // Calls alternate between the two slot sets by `parity` (the caller's row count), so a call never
 // overwrites slots the previous call's readers may still read: a thread passes this call's barrier
 // only after its reads of the previous call, and the call before that used the other set.
-template <typename P>
+// kWarps bounds the block's warps: a ring kernel that fills an SM's shared memory to its last KB
+// (softmax v6) sizes the slots to its own block.
+template <typename P, int kWarps = 32>
 struct WarpPartials {
-  P slot[2][32];
+  P slot[2][kWarps];
 };
 
-template <typename P>
-__device__ __forceinline__ const P* PostWarpPartial(WarpPartials<P>& partials, unsigned parity, P mine) {
+template <typename P, int kWarps>
+__device__ __forceinline__ const P* PostWarpPartial(WarpPartials<P, kWarps>& partials, unsigned parity, P mine) {
   P* set = partials.slot[parity & 1];
   if ((threadIdx.x & 31) == 0) set[threadIdx.x >> 5] = mine;
   __syncthreads();
