@@ -286,14 +286,14 @@ __device__ __forceinline__ float ThreadMax(const uint4 (&row)[kPacks], int packs
   }
 }
 
-// Rows of v6's ring. At a fixed geometry (54 registers at 128 threads) 3 stages let 9 blocks share
+// Rows of v6's ring. At a fixed geometry (55 registers at 128 threads) 3 stages let 9 blocks share
 // an SM's shared memory where 4 allow 6, so more rows are reduced at once: a softmax row is a longer
 // dependent chain than an RMSNorm row, and the number of rows in progress, not bytes in flight, was
 // what held it (H200, 32768x4096 bf16: 89.9-90.4% of copy at 8 blocks against 89.0-89.5% with 4
 // stages; the 256-thread geometry follows untimed). The ninth block fits only because the cross-warp
-// slots are sized to the block's 8 warps (128 bytes a set, not 32 warps' 512): 9 x (24 KB ring + 1
-// KB reserved + the slots) is just under the SM's 228 KB. The any-geometry instantiation (71
-// registers) keeps kRingStages.
+// slots are sized to the block's 8 warps (128 bytes for both sets, not 32 warps' 512): 9 x (24 KB
+// ring + 1 KB reserved + the slots) is just under the SM's 228 KB (the worker reports a theoretical
+// occupancy of 36 warps of 64). The any-geometry instantiation (73 registers) keeps kRingStages.
 template <int kThreads>
 constexpr int V6Stages() {
   return kThreads != 0 ? 3 : cuda::kRingStages;
