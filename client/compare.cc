@@ -31,6 +31,13 @@ absl::StatusOr<std::vector<v1::Result>> ReadResults(const std::string& path) {
   options.ignore_unknown_fields = true;
   auto status = google::protobuf::util::JsonStringToMessage(absl::StrCat("{\"results\":", text, "}"), &wrapped, options);
   if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": invalid results JSON: ", std::string(status.message())));
+  // A gate must not pass on nothing measured: an empty array, or entries with no op (`[null]`, `[{}]`).
+  if (wrapped.results().empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": holds no results; nothing to compare"));
+  for (int i = 0; i < wrapped.results_size(); ++i)
+    if (wrapped.results(i).op().empty() || wrapped.results(i).variant().empty())
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": entry ", i, " is not a result (no op or variant); nothing to compare"));
   return std::vector<v1::Result>(wrapped.results().begin(), wrapped.results().end());
 }
 
@@ -61,7 +68,7 @@ const CommandSpec& CompareSpec() {
         "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n"
         "allow a verdict (not significant, or fewer than 5 samples on a side). Unpaired results are listed.\n"
         "Exit status: 0 ok; 1 some pair is SLOWER, or a head result is not OK where the base was OK;\n"
-        "2 bad flags or unreadable files.";
+        "2 bad flags, unreadable files, or a side without results (nothing measured is never a pass).";
     s.examples = {
         "kbench-client results j-main --format json --samples > base.json",
         "kbench-client compare --base base.json --head head.json --format md",

@@ -134,6 +134,10 @@ int RunAbCompare(const CommandSpec& spec, const ParsedArgs& args, const Connecti
   }
   auto results = FetchResults(*conn, ids, /*include_samples=*/true, nullptr);
   if (!results.ok()) return CallError(io, "compare", results.status(), conn->options.address);
+  if (results->empty()) {
+    io.err << kProgram << ": compare: job " << done.job_id() << " returned no results; nothing to compare\n";
+    return kExitUsage;
+  }
   const CompareReport report = CompareAbResults(*results, options, format);
   io.out << report.text;
   return report.exit_status;

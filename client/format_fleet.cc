@@ -94,6 +94,7 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
     t.numeric = {false, false, false, false, true, false, false, true, true, true};
     t.group_columns = 6;
   }
+  std::string notes;  // calibrations that failed their checks, explained under the table
   for (const auto& w : workers) {
     const auto& info = w.info();
     std::vector<std::string> head;
@@ -135,12 +136,15 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
                                absl::StrCat(d.memory_bytes()), FormatExact(copy), FormatExact(f32)});
       } else {
         row.insert(row.end(), {OrDash(d.name()), d.memory_bytes() > 0 ? FormatBytes(d.memory_bytes()) : "-",
-                               copy > 0 ? FormatGiga(copy) : "-", f32 > 0 ? FormatGiga(f32) : "-"});
+                               copy > 0 ? FormatGiga(copy) + (cal->warning().empty() ? "" : " !") : "-",
+                               f32 > 0 ? FormatGiga(f32) : "-"});
+        if (cal != nullptr && !cal->warning().empty())
+          absl::StrAppend(&notes, "! ", info.worker_id(), " device ", d.index(), ": ", cal->warning(), "\n");
       }
       t.AddRow(std::move(row), i > 0);
     }
   }
-  return Render(t, format);
+  return Render(t, format) + notes;
 }
 
 std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format) {

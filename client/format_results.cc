@@ -13,6 +13,19 @@ namespace kbench::client {
 namespace {
 
 constexpr size_t kMessageWidth = 48;
+constexpr char kWarningMark[] = " !";  // after util: the roofline has a warning, listed under the table
+
+// "! op variant problem: warning" for each flagged result of a table, so no flag goes unexplained.
+std::string WarningNotes(const std::vector<const v1::Result*>& results, Format format) {
+  std::string out;
+  for (const auto* r : results) {
+    if (r->roofline().warning().empty()) continue;
+    absl::StrAppend(&out, format == Format::kMarkdown ? "\n- " : "", "! ", r->op(), " ", r->variant(), " ",
+                    api::ShapeLabel(r->problem()), " ", api::DtypeName(r->problem().dtype()), ": ",
+                    r->roofline().warning(), "\n");
+  }
+  return out;
+}
 
 const v1::RooflineCeiling* Calibrated(const v1::Result& r) {
   for (const auto& c : r.roofline().ceilings())
@@ -68,7 +81,7 @@ Table HumanTable(const std::vector<const v1::Result*>& results, bool with_sample
         timed && rf.achieved_flops_per_second() > 0 ? FormatGiga(rf.achieved_flops_per_second()) : "-",
         timed && cal && cal->bandwidth_bytes_per_second() > 0 ? FormatPercent(cal->bandwidth_fraction()) : "-",
         timed && cal && cal->peak_flops_per_second() > 0 && rf.flops() > 0 ? FormatPercent(cal->flops_fraction()) : "-",
-        timed && cal ? FormatPercent(cal->utilization()) : "-",
+        timed && cal ? absl::StrCat(FormatPercent(cal->utilization()), rf.warning().empty() ? "" : kWarningMark) : "-",
         timed ? api::BoundClassName(rf.bound_class()) : "-",
         CheckCell(*r),
         timed ? absl::StrCat(tm.count()) : "-",
@@ -113,6 +126,7 @@ Table CsvTable(const std::vector<v1::Result>& results, bool with_samples) {
               "calibrated_bandwidth_fraction",
               "calibrated_flops_fraction",
               "calibrated_utilization",
+              "roofline_warning",
               "bound_class",
               "correct",
               "max_abs_error",
@@ -161,6 +175,7 @@ Table CsvTable(const std::vector<v1::Result>& results, bool with_samples) {
                                     cal_value(cal ? cal->bandwidth_fraction() : 0),
                                     cal_value(cal ? cal->flops_fraction() : 0),
                                     cal_value(cal ? cal->utilization() : 0),
+                                    rf.warning(),
                                     api::BoundClassName(rf.bound_class()),
                                     c.passed() ? "true" : "false",
                                     FormatExact(c.max_abs_error()),
@@ -212,6 +227,7 @@ std::string FormatResults(const std::vector<v1::Result>& results, Format format,
     std::string header = DeviceHeader(group);
     if (!header.empty()) out += format == Format::kMarkdown ? absl::StrCat("**", header, "**\n\n") : header + "\n";
     out += Render(HumanTable(group, with_samples), format);
+    out += WarningNotes(group, format);
   }
   return out;
 }

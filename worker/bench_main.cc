@@ -108,6 +108,8 @@ int Main() {
     std::cerr << "kbench-bench: calibration failed: " << cal.status().message() << "\n";
     return 1;
   }
+  for (const std::string& refusal : cal->refusals) std::cerr << "calibration refused, " << refusal << "\n";
+  if (!cal->calibration.warning().empty()) std::cerr << "WARNING: " << cal->calibration.warning() << "\n";
   const double copy = cal->calibration.copy_bytes_per_second();
   std::printf("device %s  calibrated copy %.0f GB/s", dev.name().c_str(), copy / 1e9);
   for (const auto& [k, v] : cal->calibration.peak_flops_per_second()) std::printf("  %s %.1f TFLOP/s", k.c_str(), v / 1e12);

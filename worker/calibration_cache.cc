@@ -2,14 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
+#include "worker/calibration_check.h"
 
 namespace kbench::worker {
 
@@ -57,20 +60,44 @@ absl::Status SaveCalibration(const std::string& path, const v1::Calibration& cal
 absl::StatusOr<CalibrationOutcome> LoadOrCalibrate(Backend& backend, const CalibrationCacheOptions& options) {
   CalibrationOutcome out;
   const std::string uuid = backend.device().uuid();
+  const std::optional<v1::DatasheetPeaks> datasheet = backend.datasheet();
   out.path = options.path.empty() ? DefaultCalibrationCachePath(uuid) : options.path;
   if (!options.recalibrate && !out.path.empty()) {
     absl::StatusOr<v1::Calibration> cached = LoadCalibration(out.path);
     if (cached.ok() && cached->device_uuid() == uuid && cached->copy_bytes_per_second() > 0 &&
         (options.quick || !absl::StartsWith(cached->method(), kQuickCalibrationPrefix))) {
-      out.calibration = *cached;
-      out.from_cache = true;
-      backend.set_calibration(out.calibration);
-      return out;
+      if (absl::Status check = options.check ? CheckCalibration(*cached, datasheet) : absl::OkStatus(); check.ok()) {
+        out.calibration = *cached;
+        out.from_cache = true;
+        backend.set_calibration(out.calibration);
+        return out;
+      } else {
+        out.refusals.push_back(absl::StrCat("cached ", out.path, ": ", check.message()));
+      }
     }
   }
-  absl::StatusOr<v1::Calibration> measured = backend.Calibrate();
-  if (!measured.ok()) return measured.status();
-  out.calibration = *measured;
+  std::optional<v1::Calibration> best;
+  absl::Status last_check;
+  for (int attempt = 1; attempt <= std::max(1, options.max_attempts); ++attempt) {
+    if (attempt > 1 && options.retry_delay.count() > 0) std::this_thread::sleep_for(options.retry_delay);
+    absl::StatusOr<v1::Calibration> measured = backend.Calibrate();
+    if (!measured.ok()) return measured.status();
+    last_check = options.check ? CheckCalibration(*measured, datasheet) : absl::OkStatus();
+    if (last_check.ok()) {
+      best = *std::move(measured);
+      break;
+    }
+    out.refusals.push_back(absl::StrCat("attempt ", attempt, ": ", last_check.message()));
+    if (!best || measured->copy_bytes_per_second() > best->copy_bytes_per_second()) best = *std::move(measured);
+  }
+  out.calibration = *std::move(best);
+  if (!last_check.ok()) {
+    // Never cached: the next start measures again, and every result until then says so.
+    out.calibration.set_warning(absl::StrCat("every calibration attempt failed its checks (", out.refusals.size(),
+                                             "; last: ", last_check.message(), ")"));
+    backend.set_calibration(out.calibration);
+    return out;
+  }
   backend.set_calibration(out.calibration);
   if (!out.path.empty()) out.save_status = SaveCalibration(out.path, out.calibration);
   return out;

@@ -3,7 +3,9 @@
 // in its method and is never taken for a full one.
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -19,6 +21,12 @@ struct CalibrationCacheOptions {
   std::string path;          // Empty: DefaultCalibrationCachePath(device uuid).
   bool recalibrate = false;  // Measure even when the cache holds an entry; then overwrite it.
   bool quick = false;        // This worker calibrates quickly: it accepts a quick cached entry too.
+  // A calibration that fails CheckCalibration (busy device, beyond the datasheet) is measured again,
+  // up to this many times in all, `retry_delay` apart; a cached one that fails is not taken.
+  // Off: the first measurement is taken as it is (for tests of the cache itself on a loaded host).
+  bool check = true;
+  int max_attempts = 3;
+  std::chrono::milliseconds retry_delay{5000};
 };
 
 // $XDG_CACHE_HOME/kbench/calibration-<uuid>.txt, else ~/.cache/kbench/...; "" without a home.
@@ -33,10 +41,13 @@ struct CalibrationOutcome {
   bool from_cache = false;
   std::string path;           // The cache file used; "" when none.
   absl::Status save_status;   // Why the cache could not be written, if it could not (not fatal).
+  std::vector<std::string> refusals;  // Each refused calibration (cached or measured) and why, for the log.
 };
 
-// Takes the cached calibration of backend.device() when it is usable, else backend.Calibrate() and
-// saves it. Either way the backend's calibration is set. Errors only when measuring fails.
+// Takes the cached calibration of backend.device() when it is usable and plausible, else measures
+// with backend.Calibrate() until an attempt passes CheckCalibration, and saves that one. When every
+// attempt fails, the best (highest copy bandwidth) is used with its `warning` set, and not saved.
+// Either way the backend's calibration is set. Errors only when measuring fails.
 absl::StatusOr<CalibrationOutcome> LoadOrCalibrate(Backend& backend, const CalibrationCacheOptions& options);
 
 }  // namespace kbench::worker

@@ -1,17 +1,23 @@
 #include "worker/cpu_calibration.h"
 
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "worker/calibration_cache.h"
+#include "worker/calibration_check.h"
 #include "worker/harness.h"
 
 namespace kbench::worker {
@@ -28,11 +34,11 @@ Buffer Allocate(int64_t bytes) {
   return Buffer(p);
 }
 
-// Runs body(thread) on `threads` threads (the caller is thread 0) and returns the shortest of the
-// `reps` phases that body separates with sync.arrive_and_wait(). body must call it reps + 1 times:
-// once after its set-up, then once after each repetition.
+// Runs body(thread) on `threads` threads (the caller is thread 0) and returns the duration of each
+// of the `reps` phases that body separates with sync.arrive_and_wait(). body must call it reps + 1
+// times: once after its set-up, then once after each repetition.
 template <class Body>
-int64_t BestPhaseNs(int threads, int reps, Body body) {
+std::vector<int64_t> PhaseNs(int threads, int reps, Body body) {
   std::vector<int64_t> stamps;
   stamps.reserve(static_cast<size_t>(reps) + 1);
   std::barrier sync(threads, [&stamps]() noexcept { stamps.push_back(SteadyNowNs()); });
@@ -41,9 +47,28 @@ int64_t BestPhaseNs(int threads, int reps, Body body) {
     for (int t = 1; t < threads; ++t) pool.emplace_back([&, t] { body(t, sync); });
     body(0, sync);
   }
-  int64_t best = INT64_MAX;
-  for (size_t i = 1; i < stamps.size(); ++i) best = std::min(best, stamps[i] - stamps[i - 1]);
-  return std::max<int64_t>(best, 1);
+  std::vector<int64_t> phases;
+  for (size_t i = 1; i < stamps.size(); ++i) phases.push_back(std::max<int64_t>(stamps[i] - stamps[i - 1], 1));
+  return phases;
+}
+
+int64_t Best(const std::vector<int64_t>& phases) { return *std::min_element(phases.begin(), phases.end()); }
+
+// Busy and total clock ticks of all cores, from /proc/stat's first line; nullopt when unreadable.
+std::optional<std::pair<double, double>> HostTicks() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user, nice, system, idle, iowait, irq, softirq, steal;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu")
+    return std::nullopt;
+  const double busy = user + nice + system + irq + softirq;
+  return std::make_pair(busy, busy + idle + iowait + steal);
+}
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 typedef float V4 __attribute__((vector_size(16)));
@@ -96,7 +121,7 @@ CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps) {
   threads = std::max(1, threads);
   Buffer src = Allocate(buffer_bytes), dst = Allocate(buffer_bytes);
   const int64_t chunk = (buffer_bytes / threads + 63) / 64 * 64;
-  const int64_t best = BestPhaseNs(threads, reps, [&](int t, auto& sync) {
+  const std::vector<int64_t> phases = PhaseNs(threads, reps, [&](int t, auto& sync) {
     const int64_t begin = std::min(buffer_bytes, chunk * t);
     const int64_t len = std::min(buffer_bytes, begin + chunk) - begin;
     // First touch by the thread that copies the chunk: its pages land on that thread's NUMA node.
@@ -108,22 +133,24 @@ CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps) {
       sync.arrive_and_wait();
     }
   });
-  return {.bytes_per_second = 2.0 * static_cast<double>(buffer_bytes) / (static_cast<double>(best) * 1e-9),
+  std::vector<double> times(phases.begin(), phases.end());
+  return {.bytes_per_second = 2.0 * static_cast<double>(buffer_bytes) / (static_cast<double>(Best(phases)) * 1e-9),
           .buffer_bytes = buffer_bytes,
-          .reps = reps};
+          .reps = reps,
+          .spread_fraction = SpreadFraction(std::move(times))};
 }
 
 FmaMeasurement MeasureFma(int threads, int64_t iterations, int reps) {
   threads = std::max(1, threads);
   const FmaKernel k = SelectFmaKernel();
   std::vector<float> sink(static_cast<size_t>(threads) * 16);  // one cache line each
-  const int64_t best = BestPhaseNs(threads, reps, [&](int t, auto& sync) {
+  const int64_t best = Best(PhaseNs(threads, reps, [&](int t, auto& sync) {
     sync.arrive_and_wait();
     for (int r = 0; r < reps; ++r) {
       sink[static_cast<size_t>(t) * 16] += k.fn(iterations, static_cast<float>(r + t));
       sync.arrive_and_wait();
     }
-  });
+  }));
   const double flops = 2.0 * static_cast<double>(threads) * static_cast<double>(iterations) * k.lanes * k.chains;
   return {.flops_per_second = flops / (static_cast<double>(best) * 1e-9),
           .isa = k.isa,
@@ -132,15 +159,31 @@ FmaMeasurement MeasureFma(int threads, int64_t iterations, int reps) {
           .reps = reps};
 }
 
+double OtherLoadDuring(const std::function<void()>& measure) {
+  const auto ticks0 = HostTicks();
+  const double own0 = ProcessCpuSeconds();
+  measure();
+  const double own = ProcessCpuSeconds() - own0;
+  const auto ticks1 = HostTicks();
+  if (!ticks0 || !ticks1) return 0;
+  const double total = ticks1->second - ticks0->second, busy = ticks1->first - ticks0->first;
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (total <= 0 || hz <= 0) return 0;
+  return std::clamp((busy - own * hz) / total, 0.0, 1.0);
+}
+
 absl::StatusOr<v1::Calibration> CalibrateCpu(const CpuCalibrationOptions& options, const std::string& device_uuid) {
   // Quick: capped at 256 MiB, as some hosts report a last-level cache of hundreds of MiB.
   const int64_t buffer = options.quick ? std::clamp<int64_t>(4 * options.llc_bytes, int64_t{32} << 20, int64_t{256} << 20)
                                        : std::max<int64_t>(4 * options.llc_bytes, int64_t{128} << 20);
   CopyMeasurement copy;
   FmaMeasurement fma;
+  double other_load = 0;
   try {
-    copy = MeasureCopy(options.threads, buffer, options.quick ? 3 : 10);
-    fma = MeasureFma(options.threads, options.quick ? 1'000'000 : 20'000'000, options.quick ? 3 : 5);
+    other_load = OtherLoadDuring([&] {
+      copy = MeasureCopy(options.threads, buffer, options.quick ? 5 : 10);
+      fma = MeasureFma(options.threads, options.quick ? 1'000'000 : 20'000'000, options.quick ? 3 : 5);
+    });
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(absl::StrFormat("calibration could not allocate 2 x %d bytes", buffer));
   }
@@ -149,6 +192,8 @@ absl::StatusOr<v1::Calibration> CalibrateCpu(const CpuCalibrationOptions& option
   c.set_copy_bytes_per_second(copy.bytes_per_second);
   (*c.mutable_peak_flops_per_second())["f32"] = fma.flops_per_second;
   (*c.mutable_peak_flops_per_second())["bf16"] = fma.flops_per_second;
+  c.set_copy_spread_fraction(copy.spread_fraction);
+  c.set_other_load_fraction(other_load);
   c.set_measured_at_unix_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   c.set_method(absl::StrFormat(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,7 @@ struct CopyMeasurement {
   double bytes_per_second = 0;  // 2 * buffer_bytes / best time
   int64_t buffer_bytes = 0;     // Each of source and destination.
   int reps = 0;
+  double spread_fraction = 0;   // (slowest - fastest) / median repetition
 };
 // Copies buffer_bytes from one buffer into another, split over `threads`, `reps` times.
 CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps);
@@ -34,6 +36,11 @@ struct FmaMeasurement {
 };
 // Independent float FMA chains in vector registers, `iterations` per thread, `reps` times.
 FmaMeasurement MeasureFma(int threads, int64_t iterations, int reps);
+
+// The share of the host's cores that other processes kept busy while `measure` ran: the busy time
+// of every core (/proc/stat) less this process's own CPU time, over cores x wall time. 0 when
+// /proc/stat cannot be read.
+double OtherLoadDuring(const std::function<void()>& measure);
 
 // Both measurements; the FMA peak is stored for "f32" and for "bf16" (CPU bf16 math runs in f32).
 // The source and destination buffers are each max(4 x LLC, 128 MiB): 256 MiB at least in all.

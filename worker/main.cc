@@ -159,8 +159,16 @@ absl::StatusOr<std::vector<std::unique_ptr<Backend>>> MakeCalibratedBackends() {
     absl::StatusOr<CalibrationOutcome> calibration = LoadOrCalibrate(
         backend, {.path = CalibrationCachePathFor(absl::GetFlag(FLAGS_calibration_cache), count, backend.device().uuid()),
                   .recalibrate = absl::GetFlag(FLAGS_recalibrate),
-                  .quick = absl::GetFlag(FLAGS_quick_calibration)});
+                  .quick = absl::GetFlag(FLAGS_quick_calibration),
+                  // A quick (test) calibration is retried once, at once: it must not hold up a worker's start.
+                  .max_attempts = absl::GetFlag(FLAGS_quick_calibration) ? 2 : 3,
+                  .retry_delay = std::chrono::milliseconds(absl::GetFlag(FLAGS_quick_calibration) ? 200 : 5000)});
     if (!calibration.ok()) return calibration.status();
+    for (const std::string& refusal : calibration->refusals)
+      std::cerr << "kbench-worker: device " << i << ": calibration refused, " << refusal << "\n";
+    if (!calibration->calibration.warning().empty())
+      std::cerr << "kbench-worker: device " << i << ": WARNING: " << calibration->calibration.warning()
+                << "; results will be flagged\n";
     const v1::Calibration& c = calibration->calibration;
     std::cerr << "kbench-worker: device " << i << " " << backend.device().name() << " (" << backend.device().uuid()
               << "): copy " << c.copy_bytes_per_second() / 1e9 << " GB/s, f32 "

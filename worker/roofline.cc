@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "api/names.h"
+#include "worker/calibration_check.h"
 
 namespace kbench::worker {
 
@@ -31,6 +34,20 @@ v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth, dou
   return c;
 }
 
+std::string CeilingWarning(const v1::RooflineCeiling& c, const v1::Calibration& calibration) {
+  std::string warning;
+  const double allowance = std::max(calibration.copy_spread_fraction(), kMinSpreadAllowance);
+  const double over = std::max({c.utilization(), c.bandwidth_fraction(), c.flops_fraction()});
+  if (over > 1 + allowance)
+    warning = absl::StrFormat(
+        "%.1f%% of the calibrated %s, beyond the calibration's spread (%.1f%%): the ceiling was measured low "
+        "(a busy device, or a stale cache: kbench-worker --recalibrate) or does not bound this op",
+        100 * over, c.bandwidth_fraction() >= c.flops_fraction() ? "bandwidth" : "peak", 100 * allowance);
+  if (!calibration.warning().empty())
+    absl::StrAppend(&warning, warning.empty() ? "" : "; ", "calibration suspect: ", calibration.warning());
+  return warning;
+}
+
 v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,
                              const std::optional<v1::Calibration>& calibration,
                              const std::optional<v1::DatasheetPeaks>& datasheet) {
@@ -54,6 +71,7 @@ v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dt
       else
         r.set_bound_class(memory_s >= compute_s ? v1::MEMORY_BOUND : v1::COMPUTE_BOUND);
     }
+    r.set_warning(CeilingWarning(c, *calibration));
   }
   if (datasheet) {
     *r.add_ceilings() = MakeCeiling("datasheet", datasheet->memory_bytes_per_second(),

@@ -22,8 +22,12 @@ double PeakFor(const google::protobuf::Map<std::string, double>& peaks, v1::Dtyp
 v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth_bytes_per_second,
                                 double peak_flops_per_second, const kernels::Cost& cost, double median_ns);
 
+// Why a calibrated ceiling's numbers cannot be taken at face value, or "": a fraction above
+// 1 + max(calibration spread, kMinSpreadAllowance), or a calibration that failed its checks.
+std::string CeilingWarning(const v1::RooflineCeiling& calibrated, const v1::Calibration& calibration);
+
 // Intensity, achieved throughput, the calibrated ceiling then the datasheet one when given, and
-// the bound class from the calibrated ceiling (UNSPECIFIED without calibration or timing):
+// the bound class and the warning from the calibrated ceiling (UNSPECIFIED without calibration or timing):
 // LATENCY_BOUND when both fractions < kLatencyBoundFraction, else MEMORY_BOUND when the memory
 // term of the floor is at least the compute term, else COMPUTE_BOUND.
 v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,

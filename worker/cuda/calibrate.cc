@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "worker/calibration_check.h"
 #include "worker/cuda/cuda_util.cuh"
+#include "worker/cuda/nvml.h"
 
 namespace kbench::worker {
 namespace {
@@ -33,8 +36,10 @@ struct DeviceBuffer {
   }
 };
 
-// Median time in ms of `reps` runs of `fn` on `stream`, after `warmup` untimed runs.
-absl::StatusOr<double> MedianMs(cudaStream_t stream, int warmup, int reps, const std::function<absl::Status()>& fn) {
+// Median time in ms of `reps` runs of `fn` on `stream`, after `warmup` untimed runs; their spread
+// ((max - min) / median) in *spread when given.
+absl::StatusOr<double> MedianMs(cudaStream_t stream, int warmup, int reps, const std::function<absl::Status()>& fn,
+                                double* spread = nullptr) {
   for (int i = 0; i < warmup; ++i)
     if (auto s = fn(); !s.ok()) return s;
   cudaEvent_t a, b;
@@ -53,10 +58,11 @@ absl::StatusOr<double> MedianMs(cudaStream_t stream, int warmup, int reps, const
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   std::sort(ms.begin(), ms.end());
+  if (spread) *spread = SpreadFraction(std::vector<double>(ms.begin(), ms.end()));
   return static_cast<double>(ms[ms.size() / 2]);
 }
 
-absl::StatusOr<double> CopyBandwidth(cudaStream_t stream, const v1::DeviceInfo& dev, bool quick) {
+absl::StatusOr<double> CopyBandwidth(cudaStream_t stream, const v1::DeviceInfo& dev, bool quick, double* spread) {
   const size_t bytes = std::min<size_t>(quick ? (256u << 20) : (size_t{2} << 30), dev.memory_bytes() / 8);
   DeviceBuffer src, dst;
   KB_CUDA(cudaMalloc(&src.p, bytes));
@@ -65,7 +71,7 @@ absl::StatusOr<double> CopyBandwidth(cudaStream_t stream, const v1::DeviceInfo& 
   auto ms = MedianMs(stream, 3, quick ? 5 : 20, [&]() -> absl::Status {
     KB_CUDA(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, stream));
     return absl::OkStatus();
-  });
+  }, spread);
   if (!ms.ok()) return ms.status();
   return 2.0 * bytes / (*ms * 1e-3);
 }
@@ -147,9 +153,14 @@ absl::StatusOr<v1::Calibration> CalibrateCuda(const v1::DeviceInfo& device, cons
   KB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   v1::Calibration cal;
   cal.set_device_uuid(device.uuid());
-  auto copy = CopyBandwidth(stream, device, options.quick);
+  // Any kernel running before ours is someone else's: NVML's utilization over its last sample period.
+  if (Nvml* nvml = Nvml::Get(); nvml != nullptr)
+    if (std::optional<uint32_t> busy = nvml->UtilizationPercent(device.uuid())) cal.set_other_load_fraction(*busy / 100.0);
+  double spread = 0;
+  auto copy = CopyBandwidth(stream, device, options.quick, &spread);
   if (!copy.ok()) return copy.status();
   cal.set_copy_bytes_per_second(*copy);
+  cal.set_copy_spread_fraction(spread);
 
   cublasHandle_t h;
   KB_BLAS(cublasCreate(&h));

@@ -35,12 +35,24 @@ bool Nvml::Load() {
     throttle_reasons_ = reinterpret_cast<decltype(throttle_reasons_)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
   temperature_ = reinterpret_cast<decltype(temperature_)>(sym("nvmlDeviceGetTemperature"));
   ecc_mode_ = reinterpret_cast<decltype(ecc_mode_)>(sym("nvmlDeviceGetEccMode"));
+  utilization_ = reinterpret_cast<decltype(utilization_)>(sym("nvmlDeviceGetUtilizationRates"));
   return init && device_by_uuid_ && clock_info_ && init() == 0;
 }
 
+namespace {
+std::mutex nvml_mu;  // NVML is thread-safe, but keep reads ordered with respect to each other.
+}  // namespace
+
+std::optional<uint32_t> Nvml::UtilizationPercent(const std::string& uuid) {
+  std::lock_guard<std::mutex> lock(nvml_mu);
+  void* dev = nullptr;
+  unsigned rates[2] = {0, 0};
+  if (!utilization_ || device_by_uuid_(uuid.c_str(), &dev) != 0 || utilization_(dev, rates) != 0) return std::nullopt;
+  return rates[0];
+}
+
 std::optional<ClockState> Nvml::Read(const std::string& uuid) {
-  static std::mutex mu;  // NVML is thread-safe, but keep reads ordered with respect to each other.
-  std::lock_guard<std::mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(nvml_mu);
   void* dev = nullptr;
   if (device_by_uuid_(uuid.c_str(), &dev) != 0) return std::nullopt;
   ClockState s;

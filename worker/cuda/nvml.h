@@ -24,6 +24,8 @@ class Nvml {
   static Nvml* Get();
   // uuid as the CUDA runtime formats it: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
   std::optional<ClockState> Read(const std::string& uuid);
+  // Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran; nullopt when unknown.
+  std::optional<uint32_t> UtilizationPercent(const std::string& uuid);
 
  private:
   Nvml() = default;
@@ -35,6 +37,7 @@ class Nvml {
   int (*throttle_reasons_)(void*, unsigned long long*) = nullptr;
   int (*temperature_)(void*, int, unsigned*) = nullptr;
   int (*ecc_mode_)(void*, int*, int*) = nullptr;
+  int (*utilization_)(void*, unsigned*) = nullptr;  // nvmlUtilization_t: {gpu, memory} percent
 };
 
 }  // namespace kbench::worker

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/commands.h"
 #include "client/format.h"
@@ -163,6 +164,24 @@ TEST_F(CompareTest, UsageErrorsExit2) {
   EXPECT_EQ(unparsable.exit, 2);
   EXPECT_THAT(unparsable.err, HasSubstr("compare_bad.json"));
   EXPECT_EQ(Compare({"--base", base_, "--head", head_, "--alpha", "2"}).exit, 2);
+}
+
+// A CI gate must not pass when nothing was measured: a side without results exits 2, saying why.
+TEST_F(CompareTest, ASideWithoutResultsExits2) {
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  int k = 0;
+  for (const char* text : {"[]", "[null]", "[{}]", "  [ ]\n"}) {
+    const std::string empty = (dir / absl::StrCat("compare_empty", k++, ".json")).string();
+    std::ofstream(empty) << text;
+    for (bool empty_is_head : {true, false}) {
+      const Outcome o = empty_is_head ? Compare({"--base", base_, "--head", empty})
+                                      : Compare({"--base", empty, "--head", head_});
+      EXPECT_EQ(o.exit, 2) << text << (empty_is_head ? " as head" : " as base");
+      EXPECT_THAT(o.err, HasSubstr("nothing to compare")) << text;
+      EXPECT_THAT(o.err, HasSubstr(empty)) << text;
+      EXPECT_EQ(o.out, "") << text;
+    }
+  }
 }
 
 }  // namespace

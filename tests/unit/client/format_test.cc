@@ -150,6 +150,26 @@ TEST(FormatResults, OneTablePerDevice) {
   EXPECT_LT(out.find("EPYC"), out.find("H200"));
 }
 
+// A result above its ceiling is marked beside util and explained under its table, in every format.
+TEST(FormatResults, ARooflineWarningIsMarkedAndExplained) {
+  auto rs = Results();
+  rs[0].mutable_roofline()->set_warning("168.1% of the calibrated bandwidth, beyond the calibration's spread (1.0%)");
+  const std::string out = FormatResults(rs, Format::kTable, false);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n');
+  ASSERT_GE(lines.size(), 5u);
+  EXPECT_THAT(lines[3], HasSubstr("82.0% !"));
+  EXPECT_THAT(lines[4], Not(HasSubstr("!")));
+  EXPECT_THAT(out, HasSubstr("! rmsnorm cpu_naive 256x1024 bf16: 168.1% of the calibrated bandwidth"));
+  EXPECT_THAT(FormatResults(rs, Format::kMarkdown, false), HasSubstr("- ! rmsnorm cpu_naive"));
+  auto rows = ParseCsv(FormatResults(rs, Format::kCsv, false));
+  const auto it = std::find(rows[0].begin(), rows[0].end(), "roofline_warning");
+  ASSERT_NE(it, rows[0].end());
+  EXPECT_THAT(rows[1][static_cast<size_t>(it - rows[0].begin())], HasSubstr("168.1%"));
+  EXPECT_EQ(rows[2][static_cast<size_t>(it - rows[0].begin())], "");
+  // Without a warning nothing is marked.
+  EXPECT_THAT(FormatResults(Results(), Format::kTable, false), Not(HasSubstr("!")));
+}
+
 TEST(FormatResults, SamplesAddsSpreadColumns) {
   std::string out = FormatResults({OkResult()}, Format::kTable, true);
   EXPECT_THAT(out, HasSubstr("p10"));
@@ -273,6 +293,24 @@ TEST(FormatWorkers, OneRowPerDevice) {
   std::string json = FormatWorkers({w}, Format::kJson, 0);
   EXPECT_THAT(json, HasSubstr("gpu-node-7"));
   EXPECT_THAT(json, Not(HasSubstr("rmsnorm")));  // The catalog is left to `kernels`.
+}
+
+TEST(FormatWorkers, ASuspectCalibrationIsMarkedAndExplained) {
+  v1::WorkerStatus w;
+  w.mutable_info()->set_worker_id("w-1");
+  w.set_state("idle");
+  auto* d = w.mutable_info()->add_devices();
+  d->set_name("NVIDIA H200");
+  d->set_uuid("GPU-0");
+  auto* c = w.mutable_info()->add_calibrations();
+  c->set_device_uuid("GPU-0");
+  c->set_copy_bytes_per_second(1.1e12);
+  c->set_warning("every calibration attempt failed its checks (3; last: device busy)");
+  const std::string out = FormatWorkers({w}, Format::kTable, 0);
+  EXPECT_THAT(out, HasSubstr("1100 !"));
+  EXPECT_THAT(out, HasSubstr("! w-1 device 0: every calibration attempt failed its checks"));
+  c->clear_warning();
+  EXPECT_THAT(FormatWorkers({w}, Format::kTable, 0), Not(HasSubstr("!")));
 }
 
 TEST(FormatWorkers, HealthColumn) {

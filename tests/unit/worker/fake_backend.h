@@ -29,6 +29,7 @@ class FakeBackend : public Backend {
     c.set_copy_bytes_per_second(1e10);
     (*c.mutable_peak_flops_per_second())["f32"] = 1e11;
     c.set_method("fake");
+    if (tweak_calibration) tweak_calibration(c, calibrations);
     return c;
   }
   std::optional<v1::DatasheetPeaks> datasheet() const override { return std::nullopt; }
@@ -47,6 +48,7 @@ class FakeBackend : public Backend {
 
   int64_t memory_bytes = int64_t{1} << 30;
   int calibrations = 0;
+  std::function<void(v1::Calibration&, int attempt)> tweak_calibration;  // attempt counts from 1
   std::vector<std::string> measured;  // "variant 64 f32", in call order
   v1::MeasurementSettings last_settings;
   std::function<void(size_t count)> on_measure;
