@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,32 @@ void WriteFile(const char* path, const std::string& text) {
   if (fd < 0) return;
   (void)!write(fd, text.data(), text.size());
   close(fd);
+}
+
+// /proc/self/environ shows the strings the process was started with, whatever environ says now:
+// zero them (their range is fields 50-51 of /proc/self/stat) so the child's view holds nothing.
+bool ZeroInitialEnvironment() {
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (p == nullptr) return false;
+  unsigned long long start = 0, end = 0;
+  // Field 3 follows ") "; env_start and env_end are fields 50 and 51.
+  int field = 2;
+  for (const char* q = p + 1; *q != '\0' && field < 51; ++q) {
+    if (*q != ' ') continue;
+    ++field;
+    if (field == 50) start = std::strtoull(q + 1, nullptr, 10);
+    if (field == 51) end = std::strtoull(q + 1, nullptr, 10);
+  }
+  if (start == 0 || end <= start || end - start > (64u << 20)) return false;
+  std::memset(reinterpret_cast<void*>(start), 0, end - start);
+  return true;
 }
 
 // New user (to be allowed the rest), mount and network namespaces; then every mount read-only.
@@ -112,7 +139,7 @@ CompileSandbox EnterCompileChild(const CompileChildSetup& setup) {
   CompileSandbox s;
   clearenv();
   environ = const_cast<char**>(setup.envp.data());
-  s.environment_scrubbed = true;
+  s.environment_scrubbed = ZeroInitialEnvironment();
   if (!setup.work_dir.empty() && chdir(setup.work_dir.c_str()) == 0) s.private_dir = true;
   EnterNamespaces(&s);
   DenySockets(&s);

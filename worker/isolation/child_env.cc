@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+
+extern char** environ;
 
 namespace kbench::worker {
 
@@ -71,6 +74,17 @@ std::vector<char*> EnvironmentPointers(std::vector<std::string>& entries) {
   for (std::string& e : entries) p.push_back(e.data());
   p.push_back(nullptr);
   return p;
+}
+
+void ScrubOwnSecrets() {
+  std::vector<std::string> names;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    char* eq = std::strchr(*e, '=');
+    if (eq == nullptr || !LooksLikeSecret(absl::string_view(*e, static_cast<size_t>(eq - *e)))) continue;
+    names.emplace_back(*e, static_cast<size_t>(eq - *e));
+    std::memset(eq + 1, 0, std::strlen(eq + 1));
+  }
+  for (const std::string& name : names) unsetenv(name.c_str());
 }
 
 std::string MakePrivateDir(absl::string_view what) {

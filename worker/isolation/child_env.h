@@ -33,6 +33,11 @@ std::vector<std::string> BuildChildEnvironment(char* const* parent, const ChildE
 // An environ-style array over `entries` (which must outlive it), for posix_spawn / execve.
 std::vector<char*> EnvironmentPointers(std::vector<std::string>& entries);
 
+// Removes every credential-like variable (LooksLikeSecret) from this process's environment after
+// zeroing its value in place, so neither a child nor /proc/<pid>/environ (which shows the strings
+// the process started with) carries it. For the worker, once it has read its token.
+void ScrubOwnSecrets();
+
 // A fresh private directory (mode 0700) under $TMPDIR or /tmp, named kbench-<what>-XXXXXX; empty
 // when none can be made.
 std::string MakePrivateDir(absl::string_view what);
