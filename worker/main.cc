@@ -30,6 +30,7 @@
 #include "grpcpp/grpcpp.h"
 #include "worker/agent.h"
 #include "worker/calibration_cache.h"
+#include "worker/isolation/child_env.h"
 #include "worker/backend_factory.h"
 #include "worker/device_selection.h"
 #include "worker/worker_node.h"
@@ -228,6 +229,8 @@ int Main(int argc, char** argv) {
       .tls_key_path = absl::GetFlag(FLAGS_tls_key)};
   if (auto credentials = api::MakeChannelCredentials(coordinator_channel); !credentials.ok())
     return Fail(credentials.status());
+  // The token is copied; no child (the runner runs job code) and no /proc/<pid>/environ reader gets it.
+  ScrubOwnSecrets();
 
   absl::StatusOr<std::vector<std::unique_ptr<Backend>>> backends = MakeCalibratedBackends();
   if (!backends.ok()) return Fail(backends.status());

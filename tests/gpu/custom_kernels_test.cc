@@ -2,6 +2,8 @@
 // the rmsnorm template from CUDA source (f32 and bf16, correct against the reference, the second
 // compile a cache hit), a vector_add from PTX, a compile error with NVRTC's log, and isolation: an
 // out-of-bounds kernel is RUNTIME_ERROR, a hanging one TIMEOUT, and the next item still runs OK.
+// And nothing to steal: with KBENCH_TOKEN in this (the worker's) environment, a source that includes
+// /proc/self/environ or /etc/passwd comes back COMPILE_ERROR naming the line, with no byte of either.
 // The runner is found beside this binary or in ../bin (build tree and bundle), or at $KBENCH_RUNNER.
 #include <unistd.h>
 
@@ -21,6 +23,8 @@
 namespace kbench::worker {
 namespace {
 
+constexpr char kSecret[] = "s3cr3t-gpu-xyz";
+
 std::string RunnerPath() {
   if (const char* p = std::getenv("KBENCH_RUNNER"); p && *p) return p;
   const auto self = std::filesystem::read_symlink("/proc/self/exe").parent_path();
@@ -36,6 +40,8 @@ class CustomKernelsGpuTest : public ::testing::Test {
   void SetUp() override {
     const std::string runner = RunnerPath();
     if (runner.empty()) GTEST_SKIP() << "kbench-runner not found (set KBENCH_RUNNER)";
+    // A secret in the worker's environment before the runner starts: it must never reach a result.
+    setenv("KBENCH_TOKEN", kSecret, 1);
     auto backend = IsolatedBackend::Create({.runner_path = runner,
                                             .backend = "cuda",
                                             .device = 0,
@@ -149,6 +155,40 @@ TEST_F(CustomKernelsGpuTest, CompileErrorsAndContractViolationsAreResultsNotCras
   EXPECT_NE(results[1].status_message().find("parameter 4 (N) must be a 64-bit integer"), std::string::npos)
       << results[1].status_message();
   EXPECT_EQ(results[2].status(), v1::OK) << results[2].status_message();
+}
+
+TEST_F(CustomKernelsGpuTest, IncludesOfTheWorkersFilesAreRefusedAndLeakNothing) {
+  const std::string kernel =
+      "extern \"C\" __global__ void kbench_vector_add(const kbench_t* x, const kbench_t* y, kbench_t* out, long long N) {}\n";
+  v1::JobSpec spec = Spec("vector_add", {"N=4096"}, {v1::DTYPE_F32});
+  const std::vector<std::pair<std::string, std::string>> attacks = {
+      {"environ", "#include \"/proc/self/environ\"\n"},
+      {"environ_angle", "\n#include </proc/self/environ>\n"},
+      {"passwd", "#include \"/etc/passwd\"\n"},
+      {"computed", "#define F \"/proc/self/environ\"\n#include F\n"}};
+  for (const auto& [name, include] : attacks) {
+    spec.add_variants("custom:" + name);
+    *spec.add_custom_variants() = Custom(name, include + kernel, v1::CUDA_SOURCE);
+  }
+  spec.add_variants("custom:good");
+  *spec.add_custom_variants() = Custom("good", ContractOf("vector_add").template_source(), v1::CUDA_SOURCE);
+  const std::vector<v1::Result> results = Run(spec);
+  ASSERT_EQ(results.size(), attacks.size() + 1);
+  const int lines[] = {1, 2, 1, 2};
+  for (size_t i = 0; i < attacks.size(); ++i) {
+    const v1::Result& r = results[i];
+    SCOPED_TRACE(r.variant());
+    EXPECT_EQ(r.status(), v1::COMPILE_ERROR) << r.status_message();
+    EXPECT_NE(r.status_message().find(attacks[i].first + ".cu(" + std::to_string(lines[i]) + "): error"),
+              std::string::npos)
+        << r.status_message();
+    const std::string all = r.DebugString();  // every field of the result, not only the message
+    for (const char* leak : {kSecret, "KBENCH_TOKEN", "root:x:0:0"})
+      EXPECT_EQ(all.find(leak), std::string::npos) << leak << " in " << all;
+  }
+  // The sandboxed compile still works, and says how it was confined.
+  EXPECT_EQ(results.back().status(), v1::OK) << results.back().status_message();
+  EXPECT_EQ(results.back().custom().compile_log().rfind("[kbench sandbox: ", 0), 0u) << results.back().custom().compile_log();
 }
 
 TEST_F(CustomKernelsGpuTest, OutOfBoundsAndHangCostOneResultEach) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/grid_expr.h"
+#include "worker/custom/compile_log.h"
 #include "worker/custom/contract.h"
 #include "worker/custom/driver_api.h"
 #include "worker/custom/ptx_signature.h"
@@ -28,7 +29,7 @@ absl::StatusOr<std::unique_ptr<LoadedKernel>> LoadedKernel::Load(const KernelIma
   std::unique_ptr<LoadedKernel> k(new LoadedKernel());
   k->api_ = &cu;
   k->entry_ = image.entry;
-  std::string error_log(16 * 1024, '\0');
+  std::string error_log(kMaxCompileLogBytes, '\0');  // the JIT's log is capped like NVRTC's
   std::string info_log(4 * 1024, '\0');
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                          CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
@@ -12,6 +13,7 @@
 #include "worker/custom/contract.h"
 #include "worker/custom/nvrtc_compiler.h"
 #include "worker/custom/ptx_signature.h"
+#include "worker/custom/source_includes.h"
 
 namespace kbench::worker {
 namespace {
@@ -30,24 +32,44 @@ std::string EntryOf(const v1::CustomVariant& custom, const v1::LaunchContract& c
   return custom.entry().empty() ? contract.entry() : custom.entry();
 }
 
+// The name NVRTC gives the source in its messages: the job's file name without directories, in
+// plain characters, and never one of the contract's own names (whose messages the log keeps).
+std::string SourceFileName(const v1::CustomVariant& custom) {
+  std::string name = custom.file_name().empty() ? absl::StrCat(custom.name(), ".cu") : custom.file_name();
+  if (const size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  for (char& c : name)
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != '+') c = '_';
+  if (name.empty() || name[0] == '.') name = absl::StrCat("source", name);
+  if (name == kContractHeaderName || name == "kbench_contract_check") name = absl::StrCat("user_", name);
+  return name;
+}
+
 absl::StatusOr<KernelImage> CompileSource(const v1::CustomVariant& custom, const v1::LaunchContract& contract,
                                           const BuildOptions& options, KernelImage image) {
   const std::string entry = EntryOf(custom, contract);
   NvrtcRequest req;
-  req.file_name = custom.file_name().empty() ? absl::StrCat(custom.name(), ".cu") : custom.file_name();
+  req.file_name = SourceFileName(custom);
+  // Before the cache and the compiler: the source may include only the contract's headers, and no
+  // option may add a path (the job's options were checked on the way in; this worker checks again).
+  if (absl::Status s = CheckSourceIncludes(custom.source(), req.file_name); !s.ok()) return s;
+  for (int i = 0; i < custom.compile_options_size(); ++i)
+    if (!api::IsAllowedCompileOption(custom.compile_options(i)))
+      return absl::InvalidArgumentError(absl::StrCat("compile_options[", i, "] is not allowed"));
   // The checks go after the user's code, so its line numbers in NVRTC's messages stay its own.
   req.source = absl::StrCat(custom.source(), "\n", ContractCheckSource(contract, entry));
   req.headers = {{kContractHeaderName, ContractHeader()}};
   req.name_expression = absl::StrCat("&", entry);
   image.arch = NvrtcTarget(options.compute_capability);
-  req.options = {absl::StrCat("--gpu-architecture=", image.arch), "-default-device",
+  // --no-source-include: a quoted #include is not looked up beside the source (NVRTC's working
+  // directory); NVRTC searches no system directory by default, so only -I below is searched.
+  req.options = {absl::StrCat("--gpu-architecture=", image.arch), "-default-device", "--no-source-include",
                  absl::StrCat("--pre-include=", kContractHeaderName), absl::StrCat("-D", DtypeMacro(options.dtype))};
   if (!options.cuda_include_dir.empty()) req.options.push_back(absl::StrCat("-I", options.cuda_include_dir));
   for (const auto& o : custom.compile_options()) req.options.push_back(o);
   image.compiler = NvrtcVersionString();
 
   // Everything that decides NVRTC's output is in the key.
-  std::string key_text = "kbench-custom-kernel 1";
+  std::string key_text = "kbench-custom-kernel 2";  // 2: logs filtered, sandboxed compile
   for (const std::string& part : {image.compiler, req.file_name, req.source, ContractHeader(), req.name_expression})
     absl::StrAppend(&key_text, "\n", part.size(), ":", part);
   for (const std::string& o : req.options) absl::StrAppend(&key_text, "\n", o.size(), ":", o);
@@ -69,9 +91,11 @@ absl::StatusOr<KernelImage> CompileSource(const v1::CustomVariant& custom, const
   image.compile_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   if (!out.ok()) return out.status();
   const std::string where = absl::StrCat("(", image.compiler, ", ", image.arch, ", ", DtypeMacro(options.dtype), ")");
-  if (!out->compiled) return absl::InvalidArgumentError(absl::StrCat("compile error ", where, ":\n", out->log));
+  // The log's first line says how the compile was confined (compile_sandbox.h).
+  const std::string log = absl::StrCat("[kbench ", out->sandbox, "]\n", out->log);
+  if (!out->compiled) return absl::InvalidArgumentError(absl::StrCat("compile error ", where, ":\n", log));
   image.entry = out->lowered_name.empty() ? entry : out->lowered_name;
-  image.compile_log = out->log;
+  image.compile_log = log;
   // The static_asserts checked the C++ types; the PTX says what the machine code takes.
   if (!out->ptx.empty()) {
     absl::StatusOr<std::vector<PtxParam>> params = PtxEntryParams(out->ptx, image.entry);

@@ -12,10 +12,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "worker/custom/compile_log.h"
+#include "worker/custom/compile_sandbox.h"
+#include "worker/isolation/child_env.h"
 
 namespace kbench::worker {
 namespace {
@@ -83,7 +88,7 @@ absl::StatusOr<const Nvrtc*> GetNvrtc() {
   return &**nvrtc;
 }
 
-// The child's reply: "1\n" or "0\n" (compiled), then four length-prefixed fields.
+// The child's reply: "1\n" or "0\n" (compiled), then five length-prefixed fields.
 void AppendField(std::string* out, const std::string& f) { absl::StrAppend(out, f.size(), "\n", f); }
 
 bool TakeField(absl::string_view* in, std::string* out) {
@@ -96,8 +101,8 @@ bool TakeField(absl::string_view* in, std::string* out) {
   return true;
 }
 
-// Runs in the child.
-std::string CompileHere(const Nvrtc& nv, const NvrtcRequest& req) {
+// Runs in the child. Only the filtered log leaves it.
+std::string CompileHere(const Nvrtc& nv, const NvrtcRequest& req, const std::string& sandbox) {
   std::vector<const char*> header_texts, header_names, options;
   for (const auto& [name, text] : req.headers) {
     header_names.push_back(name.c_str());
@@ -140,10 +145,11 @@ std::string CompileHere(const Nvrtc& nv, const NvrtcRequest& req) {
   }
   if (prog) nv.destroy(&prog);
   std::string reply = out.compiled ? "1\n" : "0\n";
-  AppendField(&reply, out.log);
+  AppendField(&reply, FilterCompileLog(out.log, req.file_name));
   AppendField(&reply, out.ptx);
   AppendField(&reply, out.cubin);
   AppendField(&reply, out.lowered_name);
+  AppendField(&reply, sandbox);
   return reply;
 }
 
@@ -162,6 +168,13 @@ void WriteAll(int fd, const std::string& data) {
 absl::StatusOr<NvrtcOutput> CompileWithNvrtc(const NvrtcRequest& request, std::chrono::milliseconds limit) {
   absl::StatusOr<const Nvrtc*> nvrtc = GetNvrtc();  // loaded in the parent, so the child only compiles
   if (!nvrtc.ok()) return nvrtc.status();
+  // The child's environment and private directory are made here, so the child only switches to them;
+  // the directory goes when this returns, whatever happened to the child.
+  const CompileChildSetup setup = PrepareCompileChild();
+  struct RemoveDir {
+    const std::string& dir;
+    ~RemoveDir() { RemovePrivateDir(dir); }
+  } remove_dir{setup.work_dir};
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("compile: pipe: ", strerror(errno)));
   const auto start = std::chrono::steady_clock::now();
@@ -173,7 +186,8 @@ absl::StatusOr<NvrtcOutput> CompileWithNvrtc(const NvrtcRequest& request, std::c
   }
   if (pid == 0) {
     close(fds[0]);
-    WriteAll(fds[1], CompileHere(**nvrtc, request));
+    const CompileSandbox sandbox = EnterCompileChild(setup);
+    WriteAll(fds[1], CompileHere(**nvrtc, request, sandbox.Describe()));
     _exit(0);  // no atexit handlers or destructors of the parent's state
   }
   close(fds[1]);
@@ -211,8 +225,17 @@ absl::StatusOr<NvrtcOutput> CompileWithNvrtc(const NvrtcRequest& request, std::c
   out.compiled = in[0] == '1';
   in.remove_prefix(2);
   if (!TakeField(&in, &out.log) || !TakeField(&in, &out.ptx) || !TakeField(&in, &out.cubin) ||
-      !TakeField(&in, &out.lowered_name))
+      !TakeField(&in, &out.lowered_name) || !TakeField(&in, &out.sandbox))
     return absl::InternalError("NVRTC's process sent a truncated reply");
+  out.log = CapLog(out.log);  // the child capped it already; the reply is not trusted to have
+  // The runner's log (the worker's runner log) says how each compile was confined, once per change.
+  static std::mutex* mu = new std::mutex;
+  static std::string* logged = new std::string;
+  std::lock_guard<std::mutex> lock(*mu);
+  if (*logged != out.sandbox) {
+    *logged = out.sandbox;
+    fprintf(stderr, "kbench: NVRTC compile child %s\n", out.sandbox.c_str());
+  }
   return out;
 }
 

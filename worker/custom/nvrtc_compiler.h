@@ -1,6 +1,9 @@
 // NVRTC, run in a forked child process with a time limit: a compile that runs past it is killed, and
 // one that crashes the compiler costs that compile only. The child only compiles (it never touches
-// the CUDA driver), so forking the runner, which owns a device context, is safe.
+// the CUDA driver), so forking the runner, which owns a device context, is safe. The child is
+// confined (compile_sandbox.h: allow-listed environment, private directory, and where the node
+// allows it no network and a read-only file system), and its log comes back filtered to the
+// messages about the request's own file and capped (compile_log.h).
 #pragma once
 
 #include <chrono>
@@ -22,7 +25,8 @@ struct NvrtcRequest {
 
 struct NvrtcOutput {
   bool compiled = false;  // False: the source did not compile; `log` says why.
-  std::string log;
+  std::string log;        // Filtered to `file_name`'s messages, at most compile_log.h's cap.
+  std::string sandbox;    // What confined the compile child (CompileSandbox::Describe).
   std::string ptx;        // Empty when NVRTC gives none.
   std::string cubin;      // Empty when compiled for a virtual architecture (compute_XY).
   std::string lowered_name;

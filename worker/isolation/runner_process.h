@@ -1,6 +1,8 @@
 // A runner child process that owns one device's context. The worker sends it requests over pipes;
 // a reply that does not come within the watchdog time gets the runner killed, and a runner that
 // dies (a fault, an abort) is restarted on the next request. The worker itself never crashes.
+// The runner runs job code, so it starts with the allow-listed environment of child_env.h (none of
+// the worker's secrets) in a private working directory (also its HOME), removed when it ends.
 #pragma once
 
 #include <sys/types.h>
@@ -37,6 +39,8 @@ class RunnerProcess {
 
   int starts() const { return starts_; }
   pid_t pid() const { return pid_; }
+  // The running runner's private working directory; empty when none runs.
+  const std::string& work_dir() const { return work_dir_; }
 
  private:
   absl::Status Start();
@@ -49,6 +53,7 @@ class RunnerProcess {
   int to_runner_ = -1;
   int from_runner_ = -1;
   int starts_ = 0;
+  std::string work_dir_;
 };
 
 }  // namespace kbench::worker

@@ -14,6 +14,12 @@
 
 namespace kbench::worker {
 
+std::string PluginCache::Absolute(std::string dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec);
+  return ec || dir.empty() ? dir : p.string();
+}
+
 absl::StatusOr<std::string> PluginCache::Ensure(const std::string& sha256, const PluginFetcher& fetch) {
   if (!api::IsSha256Hex(sha256))
     return absl::InvalidArgumentError(absl::StrCat("plugin '", sha256, "': not a SHA-256"));

@@ -22,8 +22,9 @@ using PluginFetcher =
 
 class PluginCache {
  public:
-  // max_bytes: a fetched plugin larger than this is refused.
-  PluginCache(std::string dir, int64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  // max_bytes: a fetched plugin larger than this is refused. The directory is made absolute: the
+  // runner that opens the plugins works in its own private directory (isolation/child_env.h).
+  PluginCache(std::string dir, int64_t max_bytes) : dir_(Absolute(std::move(dir))), max_bytes_(max_bytes) {}
 
   // The path of the plugin, fetched first when it is not cached (or the cached file's hash is wrong).
   // INVALID_ARGUMENT for a malformed hash; DATA_LOSS when the fetched bytes hash otherwise.
@@ -33,6 +34,7 @@ class PluginCache {
 
  private:
   std::string PathOf(const std::string& sha256) const { return dir_ + "/" + sha256 + ".so"; }
+  static std::string Absolute(std::string dir);
 
   const std::string dir_;
   const int64_t max_bytes_;
