@@ -35,11 +35,11 @@ double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 std::string DescribeSelector(const v1::GpuSelector& s) {
   std::vector<std::string> parts;
   if (s.backend() != v1::BACKEND_UNSPECIFIED) parts.push_back(absl::StrCat("backend=", api::BackendName(s.backend())));
-  if (!s.model().empty()) parts.push_back(absl::StrCat("model=", api::Quote(s.model())));
+  if (!s.model().empty()) parts.push_back(absl::StrCat("model=", api::Escape(s.model())));
   if (s.min_compute_capability() > 0) parts.push_back(absl::StrCat("min_compute_capability=", s.min_compute_capability()));
   std::vector<std::pair<std::string, std::string>> labels(s.labels().begin(), s.labels().end());
   std::sort(labels.begin(), labels.end());
-  for (const auto& [k, v] : labels) parts.push_back(absl::StrCat("label ", api::Quote(k), "=", api::Quote(v)));
+  for (const auto& [k, v] : labels) parts.push_back(absl::StrCat("label ", api::Escape(k), "=", api::Escape(v)));
   return parts.empty() ? "any" : api::CutText(absl::StrJoin(parts, ", "), 1024);
 }
 

@@ -17,8 +17,9 @@
 namespace kbench::api {
 
 // spec_bounds.cc
-// A problem's dims (named or not), dtype, flags and preset name.
-absl::Status CheckProblemBounds(absl::string_view field, const v1::Problem& problem);
+// A problem's dims (named or not), dtype, flags and preset name; with check_dim_values, dims >= 0
+// (a request's shape has its own, stricter check of values in ValidateSpecStructure).
+absl::Status CheckProblemBounds(absl::string_view field, const v1::Problem& problem, bool check_dim_values = true);
 // A JobSpec: op and variant names, problems, dtypes, settings (finite, in range, known cache mode),
 // selector, labels, the custom variants' and A/B fields' sizes. Called by ValidateSpecStructure.
 absl::Status CheckSpecBounds(const v1::JobSpec& spec);

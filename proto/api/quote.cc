@@ -1,7 +1,6 @@
 // Quoting and cutting for error messages; see quote.h.
 #include "api/quote.h"
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace kbench::api {
@@ -14,25 +13,39 @@ size_t Utf8Prefix(absl::string_view s, size_t n) {
   return n;
 }
 
-std::string Quoted(absl::string_view value, size_t max_bytes, char quote) {
+}  // namespace
+
+std::string Escape(absl::string_view value, size_t max_bytes) {
   const bool cut = value.size() > max_bytes;
-  std::string out(1, quote);
-  out += absl::CHexEscape(value.substr(0, cut ? Utf8Prefix(value, max_bytes) : value.size()));
+  const absl::string_view shown = value.substr(0, cut ? Utf8Prefix(value, max_bytes) : value.size());
+  std::string out;
+  for (char ch : shown) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\'': out += "\\'"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c >= 0x20 && c < 0x7f) out += ch;
+        else absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    }
+  }
   if (cut) out += "...";
-  out += quote;
-  if (cut) absl::StrAppend(&out, " (", value.size(), " bytes)");
   return out;
 }
 
-}  // namespace
-
-std::string Quote(absl::string_view value, size_t max_bytes) { return Quoted(value, max_bytes, '\''); }
+std::string Quote(absl::string_view value, size_t max_bytes) {
+  std::string out = absl::StrCat("'", Escape(value, max_bytes), "'");
+  if (value.size() > max_bytes) absl::StrAppend(&out, " (", value.size(), " bytes)");
+  return out;
+}
 
 std::string MapEntryPath(absl::string_view field, absl::string_view key) {
   // The key's size is said in the message that names the path when it matters; here only its prefix.
-  const bool cut = key.size() > kMaxQuoteBytes;
-  return absl::StrCat(field, "[\"", absl::CHexEscape(key.substr(0, cut ? Utf8Prefix(key, kMaxQuoteBytes) : key.size())),
-                      cut ? "..." : "", "\"]");
+  return absl::StrCat(field, "[\"", Escape(key), "\"]");
 }
 
 std::string CutText(absl::string_view message, size_t max_bytes) {

@@ -11,6 +11,10 @@
 
 namespace kbench::api {
 
+// The value made printable ASCII: at most max_bytes of it (cut at a UTF-8 character boundary, then
+// "..."), with backslash, quotes, control and non-ASCII bytes escaped (\n, \', \x1b, \xff).
+std::string Escape(absl::string_view value, size_t max_bytes = kMaxQuoteBytes);
+
 // 'abc' for a short value; 'abcdefgh...' (10485760 bytes) for a long one. At most max_bytes of the
 // value, C-escaped (non-printable and non-ASCII bytes as \xNN), so the result is printable ASCII.
 std::string Quote(absl::string_view value, size_t max_bytes = kMaxQuoteBytes);

@@ -9,13 +9,13 @@
 
 namespace kbench::api {
 
-absl::Status CheckProblemBounds(absl::string_view field, const v1::Problem& problem) {
+absl::Status CheckProblemBounds(absl::string_view field, const v1::Problem& problem, bool check_dim_values) {
   const std::string f(field);
   KBENCH_RETURN_IF_ERROR(CheckCount(f + ".dims", problem.dims_size(), kMaxDimsPerProblem));
   for (int j = 0; j < problem.dims_size(); ++j) {
     const std::string df = At(f + ".dims", j);
     KBENCH_RETURN_IF_ERROR(CheckSize(df + ".name", problem.dims(j).name(), kMaxNameBytes));
-    if (problem.dims(j).value() < 0)
+    if (check_dim_values && problem.dims(j).value() < 0)
       return Invalid(df + ".value", absl::StrCat("must be >= 0, got ", problem.dims(j).value()));
   }
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".dtype", problem.dtype(), v1::Dtype_IsValid));
@@ -58,7 +58,7 @@ absl::Status CheckSpecBounds(const v1::JobSpec& spec) {
     const v1::ProblemSpec& ps = spec.problems(i);
     const std::string f = At("spec.problems", i);
     if (ps.has_preset()) KBENCH_RETURN_IF_ERROR(CheckSize(f + ".preset", ps.preset(), kMaxNameBytes));
-    if (ps.has_shape()) KBENCH_RETURN_IF_ERROR(CheckProblemBounds(f + ".shape", ps.shape()));
+    if (ps.has_shape()) KBENCH_RETURN_IF_ERROR(CheckProblemBounds(f + ".shape", ps.shape(), false));
   }
   KBENCH_RETURN_IF_ERROR(CheckEnums("spec.dtypes", spec.dtypes(), kMaxDtypesPerJob, v1::Dtype_IsValid, false));
   KBENCH_RETURN_IF_ERROR(CheckSettings(spec.settings()));

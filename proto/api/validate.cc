@@ -66,7 +66,7 @@ absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
     const bool named = !shape.dims(0).name().empty();
     for (int j = 0; j < shape.dims_size(); ++j) {
       const auto& d = shape.dims(j);
-      const std::string df = absl::StrCat(field, ".shape.dims[", j, "]", d.name().empty() ? "" : " (" + Quote(d.name()) + ")");
+      const std::string df = absl::StrCat(field, ".shape.dims[", j, "]", d.name().empty() ? "" : " (" + Escape(d.name()) + ")");
       if (named != !d.name().empty()) return Invalid(df, "mix of named and positional dimensions");
       if (d.value() < 1) return Invalid(df, absl::StrCat("must be >= 1, got ", d.value()));
     }
