@@ -251,7 +251,10 @@ absl::StatusOr<std::vector<v1::OpInfo>> Coordinator::ListKernels(absl::string_vi
   std::vector<const v1::WorkerInfo*> infos;
   for (const WorkerRecord& w : *workers) infos.push_back(&w.info);
   std::vector<v1::OpInfo> catalog = MergeCatalogs(infos);
-  if (op.empty()) return catalog;
+  if (op.empty()) {
+    FitOpList(&catalog, api::kMaxListResponseBytes);
+    return catalog;
+  }
   if (absl::Status s = api::CheckSize("op", op, api::kMaxNameBytes); !s.ok()) return s;
   const v1::OpInfo* found = FindOp(catalog, op);
   if (found == nullptr)

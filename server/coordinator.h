@@ -95,7 +95,7 @@ class Coordinator {
   absl::StatusOr<JobResults> GetResults(absl::string_view job_id, bool include_samples);
   // Without catalogs when they do not fit in api::kMaxListResponseBytes (coordinator_budget.h).
   absl::StatusOr<std::vector<v1::WorkerStatus>> ListWorkers();
-  // op empty: every op; NOT_FOUND for an op no worker has.
+  // op empty: every op (those that fit in api::kMaxListResponseBytes); NOT_FOUND for an op no worker has.
   absl::StatusOr<std::vector<v1::OpInfo>> ListKernels(absl::string_view op);
   // A series' history with verdicts. INVALID_ARGUMENT without op or with an unknown dtype;
   // limit <= 0: 100; capped at 1000.

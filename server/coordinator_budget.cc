@@ -37,6 +37,8 @@ void FitWorkerList(std::vector<v1::WorkerStatus>* workers, size_t budget) {
   KeepWhatFits(workers, budget);
 }
 
+void FitOpList(std::vector<v1::OpInfo>* ops, size_t budget) { KeepWhatFits(ops, budget); }
+
 absl::Status FitResults(JobResults* r, size_t budget) {
   auto total = [&] {
     size_t bytes = EntryBytes(r->job);

@@ -21,6 +21,10 @@ void FitJobList(std::vector<v1::Job>* jobs, size_t budget);
 // the merged catalog); then the workers that fit.
 void FitWorkerList(std::vector<v1::WorkerStatus>* workers, size_t budget);
 
+// ListKernels: the ops (in name order) that fit in budget bytes; each registration is bounded, but
+// the merged catalog of many workers with different ops is not.
+void FitOpList(std::vector<v1::OpInfo>* ops, size_t budget);
+
 // GetResults: when the job and its results pass budget bytes, the raw samples are left out (the
 // statistics stay); RESOURCE_EXHAUSTED naming the job when even that does not fit.
 absl::Status FitResults(JobResults* results, size_t budget);

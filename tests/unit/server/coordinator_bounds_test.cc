@@ -205,6 +205,14 @@ TEST(CoordinatorBudget, WorkerListsLeaveOutCatalogsOnlyWhenTooBig) {
   EXPECT_EQ(workers.size(), 2u);
 }
 
+TEST(CoordinatorBudget, OpListsKeepTheOpsThatFit) {
+  std::vector<v1::OpInfo> ops(5, testing::RmsnormOp());
+  FitOpList(&ops, 1u << 20);
+  EXPECT_EQ(ops.size(), 5u);
+  FitOpList(&ops, 2 * (ops[0].ByteSizeLong() + 6));
+  EXPECT_EQ(ops.size(), 2u);
+}
+
 TEST(CoordinatorBudget, ResultsLeaveOutSamplesThenRefuse) {
   JobResults r;
   r.job.set_job_id("j-1");
