@@ -4,8 +4,10 @@
 
 #include <chrono>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/quote.h"
 #include "client/plot.h"
 
 namespace kbench::client {
@@ -123,8 +125,12 @@ int UsageError(Io& io, const CommandSpec& spec, absl::string_view message) {
 }
 
 int CallError(Io& io, absl::string_view command, const absl::Status& status, absl::string_view address) {
-  io.err << kProgram << ": " << command << ": " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-         << "\n";
+  // A server's message is shown cut: it may quote what was sent, and a terminal is no place for megabytes.
+  io.err << kProgram << ": " << command << ": " << absl::StatusCodeToString(status.code()) << ": "
+         << api::CutText(status.message(), api::kMaxShownStatusMessageBytes) << "\n";
+  if (absl::StrContains(absl::AsciiStrToLower(status.message()), "metadata size exceeds"))
+    io.err << "(the coordinator's error message was too long to travel in a gRPC header, so its reason was lost; "
+           << "a coordinator with capped error messages says it in full)\n";
   if (status.code() == absl::StatusCode::kUnavailable && !address.empty())
     io.err << "(is a coordinator running at " << address << "? set --coordinator, $KBENCH_COORDINATOR or "
            << "the config file)\n";

@@ -8,14 +8,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/bounds.h"
+#include "api/limits.h"
+#include "api/message_bounds.h"
 #include "api/names.h"
 #include "api/plugin_spec.h"
+#include "api/quote.h"
 #include "api/validate.h"
 #include "server/catalog.h"
+#include "server/coordinator_budget.h"
 #include "server/health.h"
 #include "server/ids.h"
 #include "server/matching.h"
-#include "server/result_columns.h"
 
 namespace kbench::server {
 namespace {
@@ -24,7 +28,6 @@ constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
 constexpr int kDefaultHistoryLimit = 100;
 constexpr int kMaxHistoryLimit = 1000;
-constexpr size_t kMaxIdempotencyKeyBytes = 256;
 constexpr int kJobIdAttempts = 3;  // Fresh ids to try should a random one collide.
 
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
@@ -32,12 +35,12 @@ double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 std::string DescribeSelector(const v1::GpuSelector& s) {
   std::vector<std::string> parts;
   if (s.backend() != v1::BACKEND_UNSPECIFIED) parts.push_back(absl::StrCat("backend=", api::BackendName(s.backend())));
-  if (!s.model().empty()) parts.push_back(absl::StrCat("model=", s.model()));
+  if (!s.model().empty()) parts.push_back(absl::StrCat("model=", api::Escape(s.model())));
   if (s.min_compute_capability() > 0) parts.push_back(absl::StrCat("min_compute_capability=", s.min_compute_capability()));
   std::vector<std::pair<std::string, std::string>> labels(s.labels().begin(), s.labels().end());
   std::sort(labels.begin(), labels.end());
-  for (const auto& [k, v] : labels) parts.push_back(absl::StrCat("label ", k, "=", v));
-  return parts.empty() ? "any" : absl::StrJoin(parts, ", ");
+  for (const auto& [k, v] : labels) parts.push_back(absl::StrCat("label ", api::Escape(k), "=", api::Escape(v)));
+  return parts.empty() ? "any" : api::CutText(absl::StrJoin(parts, ", "), 1024);
 }
 
 const v1::OpInfo* FindOp(const std::vector<v1::OpInfo>& catalog, absl::string_view name) {
@@ -52,6 +55,11 @@ std::string GpuModel(const v1::WorkerInfo& info) {
 
 absl::Status Required(absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+}
+
+// An id a caller sends: required, and short enough to be looked up (and echoed in an error).
+absl::Status CheckId(absl::string_view field, absl::string_view id) {
+  return api::CheckRequired(field, id, api::kMaxIdBytes);
 }
 
 std::string LabelOf(const v1::JobSpec& spec, const std::string& name) {
@@ -69,9 +77,8 @@ Coordinator::Coordinator(CoordinatorConfig config, Store* store, const Clock* cl
       baselines_(config.baseline_cache_bytes) {}
 
 absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string_view idempotency_key) {
-  if (idempotency_key.size() > kMaxIdempotencyKeyBytes)
-    return absl::InvalidArgumentError(
-        absl::StrCat("idempotency_key: at most ", kMaxIdempotencyKeyBytes, " bytes, got ", idempotency_key.size()));
+  if (absl::Status s = api::CheckSize("idempotency_key", idempotency_key, api::kMaxIdempotencyKeyBytes); !s.ok())
+    return s;
   if (absl::Status s = api::ValidateSpecStructure(spec); !s.ok()) return s;
   // A retried submission gets its job back even if the fleet changed since the first one.
   if (!idempotency_key.empty()) {
@@ -118,7 +125,7 @@ absl::Status Coordinator::CheckPluginJob(const v1::JobSpec& spec, const std::vec
   if (!hashes.empty() || spec.op().empty()) return absl::OkStatus();
   // Both sides are the workers' own suite: the op and the pairs must be in their catalog.
   const v1::OpInfo* op = FindOp(catalog, spec.op());
-  if (op == nullptr) return absl::InvalidArgumentError(absl::StrCat("spec.op: unknown op '", spec.op(), "'"));
+  if (op == nullptr) return absl::InvalidArgumentError(absl::StrCat("spec.op: unknown op ", api::Quote(spec.op())));
   auto has = [&](const std::string& v) {
     return std::any_of(op->variants().begin(), op->variants().end(), [&](const auto& x) { return x.name() == v; });
   };
@@ -126,7 +133,7 @@ absl::Status Coordinator::CheckPluginJob(const v1::JobSpec& spec, const std::vec
     for (const std::string* v : {&spec.ab().pairs(i).base_variant(), &spec.ab().pairs(i).head_variant()})
       if (!has(*v))
         return absl::InvalidArgumentError(
-            absl::StrCat("spec.ab.pairs[", i, "]: unknown variant '", *v, "' of op '", spec.op(), "'"));
+            absl::StrCat("spec.ab.pairs[", i, "]: unknown variant ", api::Quote(*v), " of op '", spec.op(), "'"));
   return absl::OkStatus();
 }
 
@@ -138,12 +145,14 @@ absl::Status Coordinator::ResolveAgainstCatalog(const std::vector<v1::OpInfo>& c
   const v1::OpInfo* op = FindOp(catalog, spec.op());
   if (op == nullptr) {
     if (FindOp(MergeCatalogs(all), spec.op()) != nullptr)
-      return absl::InvalidArgumentError(absl::StrCat("spec.op: op '", spec.op(),
-                                                     "' is on no worker matching spec.selector (",
+      return absl::InvalidArgumentError(absl::StrCat("spec.op: op ", api::Quote(spec.op()),
+                                                     " is on no worker matching spec.selector (",
                                                      DescribeSelector(spec.selector()), ")"));
     return absl::InvalidArgumentError(absl::StrCat(
-        "spec.op: unknown op '", spec.op(), "' (known: ",
-        absl::StrJoin(catalog, ", ", [](std::string* out, const v1::OpInfo& o) { out->append(o.name()); }), ")"));
+        "spec.op: unknown op ", api::Quote(spec.op()), " (known: ",
+        api::CutText(absl::StrJoin(catalog, ", ", [](std::string* out, const v1::OpInfo& o) { out->append(o.name()); }),
+                     1024),
+        ")"));
   }
   // Memory is checked against the devices that could actually run the op.
   std::vector<const v1::WorkerInfo*> with_op;
@@ -177,18 +186,20 @@ absl::StatusOr<SubmitOutcome> Coordinator::InsertQueued(v1::JobSpec spec, absl::
 }
 
 absl::StatusOr<v1::Job> Coordinator::GetJob(absl::string_view job_id) {
-  if (job_id.empty()) return Required("job_id");
+  if (absl::Status s = CheckId("job_id", job_id); !s.ok()) return s;
   return store_->GetJob(job_id);
 }
 
 absl::StatusOr<std::vector<v1::Job>> Coordinator::ListJobs(int limit, v1::JobState state) {
   if (!v1::JobState_IsValid(state)) return absl::InvalidArgumentError(absl::StrCat("state: unknown value ", state));
   if (limit <= 0) limit = kDefaultListLimit;
-  return store_->ListJobs(std::min(limit, kMaxListLimit), state);
+  absl::StatusOr<std::vector<v1::Job>> jobs = store_->ListJobs(std::min(limit, kMaxListLimit), state);
+  if (jobs.ok()) FitJobList(&*jobs, api::kMaxListResponseBytes);
+  return jobs;
 }
 
 absl::StatusOr<v1::Job> Coordinator::CancelJob(absl::string_view job_id) {
-  if (job_id.empty()) return Required("job_id");
+  if (absl::Status s = CheckId("job_id", job_id); !s.ok()) return s;
   absl::StatusOr<Transition> t = store_->CancelJob(job_id, clock_->NowUnixMs());
   if (!t.ok()) return t.status();
   if (t->previous_state != v1::CANCELLED_JOB) ObserveFinished(t->job, t->previous_state == v1::RUNNING);
@@ -196,12 +207,14 @@ absl::StatusOr<v1::Job> Coordinator::CancelJob(absl::string_view job_id) {
 }
 
 absl::StatusOr<JobResults> Coordinator::GetResults(absl::string_view job_id, bool include_samples) {
-  if (job_id.empty()) return Required("job_id");
+  if (absl::Status s = CheckId("job_id", job_id); !s.ok()) return s;
   absl::StatusOr<v1::Job> job = store_->GetJob(job_id);
   if (!job.ok()) return job.status();
   absl::StatusOr<std::vector<v1::Result>> results = store_->GetResults(job_id, include_samples);
   if (!results.ok()) return results.status();
-  return JobResults{*std::move(job), *std::move(results)};
+  JobResults out{*std::move(job), *std::move(results)};
+  if (absl::Status s = FitResults(&out, api::kMaxListResponseBytes); !s.ok()) return s;
+  return out;
 }
 
 std::string Coordinator::WorkerState(const WorkerRecord& w, int64_t now_ms) const {
@@ -228,6 +241,7 @@ absl::StatusOr<std::vector<v1::WorkerStatus>> Coordinator::ListWorkers() {
     out[i].set_health_reason(health[i].reason);
     *out[i].mutable_info() = std::move((*workers)[i].info);
   }
+  FitWorkerList(&out, api::kMaxListResponseBytes);
   return out;
 }
 
@@ -237,17 +251,28 @@ absl::StatusOr<std::vector<v1::OpInfo>> Coordinator::ListKernels(absl::string_vi
   std::vector<const v1::WorkerInfo*> infos;
   for (const WorkerRecord& w : *workers) infos.push_back(&w.info);
   std::vector<v1::OpInfo> catalog = MergeCatalogs(infos);
-  if (op.empty()) return catalog;
+  if (op.empty()) {
+    FitOpList(&catalog, api::kMaxListResponseBytes);
+    return catalog;
+  }
+  if (absl::Status s = api::CheckSize("op", op, api::kMaxNameBytes); !s.ok()) return s;
   const v1::OpInfo* found = FindOp(catalog, op);
   if (found == nullptr)
     return absl::NotFoundError(absl::StrCat(
-        "op '", op, "' is on no registered worker (known: ",
-        absl::StrJoin(catalog, ", ", [](std::string* out, const v1::OpInfo& o) { out->append(o.name()); }), ")"));
+        "op ", api::Quote(op), " is on no registered worker (known: ",
+        api::CutText(absl::StrJoin(catalog, ", ", [](std::string* out, const v1::OpInfo& o) { out->append(o.name()); }),
+                     1024),
+        ")"));
   return std::vector<v1::OpInfo>{*found};
 }
 
 absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   if (query.op.empty()) return Required("op");
+  for (auto [field, value, limit] : {std::tuple{"op", &query.op, api::kMaxNameBytes},
+                                     {"variant", &query.variant, api::kMaxNameBytes},
+                                     {"gpu_model", &query.gpu_model_substring, api::kMaxNameBytes},
+                                     {"shape", &query.shape, api::kMaxShortTextBytes}})
+    if (absl::Status s = api::CheckSize(field, *value, limit); !s.ok()) return s;
   if (!v1::Dtype_IsValid(query.dtype))
     return absl::InvalidArgumentError(absl::StrCat("dtype: unknown value ", query.dtype));
   if (query.limit <= 0) query.limit = kDefaultHistoryLimit;
@@ -266,10 +291,7 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
 }
 
 absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info) {
-  if (info.devices().empty()) return absl::InvalidArgumentError("info.devices: a worker needs at least one device");
-  for (int i = 0; i < info.catalog_size(); ++i)
-    if (info.catalog(i).name().empty())
-      return absl::InvalidArgumentError(absl::StrCat("info.catalog[", i, "].name: required"));
+  if (absl::Status s = api::CheckWorkerInfoBounds("info", info); !s.ok()) return s;
   bool keep_id = false;
   if (!info.worker_id().empty()) {
     absl::StatusOr<WorkerRecord> known = store_->GetWorker(info.worker_id());
@@ -284,12 +306,13 @@ absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info)
 }
 
 absl::StatusOr<std::vector<std::string>> Coordinator::Heartbeat(absl::string_view worker_id) {
-  if (worker_id.empty()) return Required("worker_id");
+  if (absl::Status s = CheckId("worker_id", worker_id); !s.ok()) return s;
   return store_->Heartbeat(worker_id, clock_->NowUnixMs());
 }
 
 absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, absl::string_view device_uuid) {
-  if (worker_id.empty()) return Required("worker_id");
+  if (absl::Status s = CheckId("worker_id", worker_id); !s.ok()) return s;
+  if (absl::Status s = api::CheckSize("device_uuid", device_uuid, api::kMaxIdBytes); !s.ok()) return s;
   absl::StatusOr<WorkerRecord> worker = store_->GetWorker(worker_id);
   if (!worker.ok()) return worker.status();
   if (!device_uuid.empty()) {
@@ -314,52 +337,6 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
   return LeaseOutcome{true, std::move(l.job), std::move(l.lease_id), l.expires_unix_ms};
 }
 
-absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view lease_id, const v1::Progress* progress,
-                                                            const std::vector<v1::Result>& results) {
-  if (lease_id.empty()) return Required("lease_id");
-  for (size_t i = 0; i < results.size(); ++i)
-    if (results[i].index() < 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("results[", i, "].index: must be >= 0, got ", results[i].index()));
-  const int64_t now = clock_->NowUnixMs();
-  if (results.empty()) {
-    absl::StatusOr<Lease> lease = store_->ExtendLease(lease_id, now, config_.lease_ttl.count(), progress);
-    if (!lease.ok()) return lease.status();
-    return ProgressOutcome{lease->expires_unix_ms, lease->job.state() == v1::CANCELLED_JOB};
-  }
-  // Results are judged against their baselines first (reads), then the whole report is one write.
-  absl::StatusOr<v1::Job> job = store_->GetLeasedJob(lease_id, now);
-  if (!job.ok()) return job.status();
-  // Copied only when a result needs its device filled in.
-  std::vector<v1::Result> with_devices;
-  const bool unnamed = std::any_of(results.begin(), results.end(),
-                                   [](const v1::Result& r) { return r.device().name().empty(); });
-  if (unnamed) {
-    with_devices = results;
-    if (absl::Status s = NameDevices(*job, &with_devices); !s.ok()) return s;
-  }
-  const std::vector<v1::Result>& stored = unnamed ? with_devices : results;
-  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, stored);
-  if (!verdicts.ok()) return verdicts.status();
-  absl::StatusOr<ReportOutcome> report =
-      store_->AppendResults(lease_id, now, config_.lease_ttl.count(), progress, stored, *verdicts);
-  if (!report.ok()) return report.status();
-  if (observer_ != nullptr)
-    for (const v1::Result& r : results)
-      if (std::find(report->added.begin(), report->added.end(), r.index()) != report->added.end())
-        observer_->ResultStored(r.status());
-  return ProgressOutcome{report->lease.expires_unix_ms, report->lease.job.state() == v1::CANCELLED_JOB};
-}
-
-absl::Status Coordinator::NameDevices(const v1::Job& job, std::vector<v1::Result>* results) {
-  absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
-  if (!worker.ok() && !absl::IsNotFound(worker.status())) return worker.status();
-  if (worker.ok() && !worker->info.devices().empty())
-    for (v1::Result& r : *results)
-      if (r.device().name().empty()) *r.mutable_device() = worker->info.devices(0);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(const SeriesKey& series,
                                                                             absl::string_view exclude_job_id) {
   const std::shared_ptr<const BaselineCache::Entry> previous = baselines_.Find(series);
@@ -370,29 +347,12 @@ absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(cons
   return baselines_.Pool(series, *std::move(rows), previous);
 }
 
-absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,
-                                                                      const std::vector<v1::Result>& results) {
-  const bool on_baseline_branch = LabelOf(job.spec(), "branch") == config_.baseline_branch;
-  std::vector<ResultVerdict> verdicts(results.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    const v1::Result& r = results[i];
-    // A plugin's variant is not the series of the suite's variant of that name: no verdict against it.
-    if (r.status() != v1::OK || !r.plugin_sha256().empty()) continue;
-    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(SeriesOf(r), job.job_id());
-    if (!baseline.ok()) return baseline.status();
-    const RegressionAnalysis a =
-        AnalyzeAgainstPooled(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
-                             r.timing().median_ns(), **baseline, config_.regression);
-    // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
-    verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns,
-                                on_baseline_branch && !r.problem().preset().empty()};
-  }
-  return verdicts;
-}
-
 absl::StatusOr<v1::Job> Coordinator::CompleteJob(absl::string_view lease_id, bool failed, absl::string_view error) {
-  if (lease_id.empty()) return Required("lease_id");
-  absl::StatusOr<Transition> t = store_->CompleteJob(lease_id, clock_->NowUnixMs(), failed, error);
+  if (absl::Status s = CheckId("lease_id", lease_id); !s.ok()) return s;
+  // A failure's reason is kept even when too long: cut, not refused (a refused completion would leave
+  // the job running until its lease expired).
+  absl::StatusOr<Transition> t =
+      store_->CompleteJob(lease_id, clock_->NowUnixMs(), failed, api::CutText(error, api::kMaxLogBytes));
   if (!t.ok()) return t.status();
   // A cancelled job was counted when it was cancelled.
   if (t->previous_state != v1::CANCELLED_JOB) ObserveFinished(t->job, /*ran=*/true);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,19 +87,23 @@ class Coordinator {
   // resolves it and stores it QUEUED. Nothing is stored on error.
   absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, absl::string_view idempotency_key);
   absl::StatusOr<v1::Job> GetJob(absl::string_view job_id);
-  // limit <= 0: 50; capped at 1000. Newest first.
+  // limit <= 0: 50; capped at 1000. Newest first. Without the custom variants' sources, and only as
+  // many jobs as fit in api::kMaxListResponseBytes (coordinator_budget.h).
   absl::StatusOr<std::vector<v1::Job>> ListJobs(int limit, v1::JobState state);
   absl::StatusOr<v1::Job> CancelJob(absl::string_view job_id);
+  // Without samples when they do not fit in api::kMaxListResponseBytes (coordinator_budget.h).
   absl::StatusOr<JobResults> GetResults(absl::string_view job_id, bool include_samples);
+  // Without catalogs when they do not fit in api::kMaxListResponseBytes (coordinator_budget.h).
   absl::StatusOr<std::vector<v1::WorkerStatus>> ListWorkers();
-  // op empty: every op; NOT_FOUND for an op no worker has.
+  // op empty: every op (those that fit in api::kMaxListResponseBytes); NOT_FOUND for an op no worker has.
   absl::StatusOr<std::vector<v1::OpInfo>> ListKernels(absl::string_view op);
   // A series' history with verdicts. INVALID_ARGUMENT without op or with an unknown dtype;
   // limit <= 0: 100; capped at 1000.
   absl::StatusOr<HistoryOutcome> GetHistory(HistoryQuery query);
 
   // Worker side.
-  // Keeps info.worker_id when it names a registered worker; otherwise assigns "w-<random>".
+  // Checks every field against its limit (api/message_bounds.h). Keeps info.worker_id when it names a
+  // registered worker; otherwise assigns "w-<random>".
   absl::StatusOr<RegisterOutcome> RegisterWorker(v1::WorkerInfo info);
   // Returns the ids of cancelled jobs the worker still holds.
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id);
@@ -106,8 +111,12 @@ class Coordinator {
   // A device_uuid narrows the match to that device of the worker (one lease loop per device);
   // INVALID_ARGUMENT when the worker registered no such device.
   absl::StatusOr<LeaseOutcome> LeaseJob(absl::string_view worker_id, absl::string_view device_uuid = "");
+  // Checks the report's fields against their limits and against the job (coordinator_report_check.h)
+  // before anything is stored: INVALID_ARGUMENT naming the field, and nothing stored. Free text
+  // (status messages, compile logs, progress.current) is cut to its limit instead.
   absl::StatusOr<ProgressOutcome> ReportProgress(absl::string_view lease_id, const v1::Progress* progress,
                                                  const std::vector<v1::Result>& results);
+  // error is cut to api::kMaxLogBytes.
   absl::StatusOr<v1::Job> CompleteJob(absl::string_view lease_id, bool failed, absl::string_view error);
 
   // Housekeeping, run periodically by the Reaper (and directly by tests).
@@ -117,8 +126,8 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
-  // Results that name no device get the leasing worker's first device, so that they join a series.
-  absl::Status NameDevices(const v1::Job& job, std::vector<v1::Result>* results);
+  // The registration of the worker holding job's lease; nullopt when it is no longer registered.
+  absl::StatusOr<std::optional<WorkerRecord>> LeasingWorker(const v1::Job& job);
   // One verdict per result, against the baseline of each result's series.
   absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, const std::vector<v1::Result>& results);
   // The series' baseline pooled, leaving out the results of exclude_job_id: the store lists its rows,

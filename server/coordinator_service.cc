@@ -6,7 +6,10 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/bounds.h"
 #include "api/channel.h"
+#include "api/plugin_spec.h"
+#include "api/quote.h"
 
 namespace kbench::server {
 
@@ -205,7 +208,14 @@ grpc::Status CoordinatorService::UploadPlugin(grpc::ServerContext*, grpc::Server
     std::string expected;
     bool first = true;
     while (reader->Read(&chunk)) {
-      if (first) expected = chunk.expected_sha256();
+      if (first) {
+        expected = chunk.expected_sha256();
+        if (absl::Status s = api::CheckSize("name", chunk.name(), api::kMaxShortTextBytes); !s.ok()) return ToGrpc(s);
+        if (!expected.empty() && !api::IsSha256Hex(expected))
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              absl::StrCat("expected_sha256: ", api::Quote(expected),
+                                           " is not a SHA-256 (64 lower-case hex digits)"));
+      }
       first = false;
       if (chunk.data().size() > kPluginChunkBytes)
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/channel.h"
+#include "api/parse_errors.h"
 #include "grpcpp/grpcpp.h"
 #include "server/auth/security_flags.h"
 #include "server/auth/server_security.h"
@@ -205,6 +206,11 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
   builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
   builder.RegisterService(security.Guard(&service));
+  // A request that does not parse (a string that is not UTF-8) is answered INVALID_ARGUMENT with the
+  // field, not INTERNAL with an empty message.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(api::MakeParseErrorInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::cerr << kProgram << ": cannot listen on " << options.listen << "\n";

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "api/plugin_spec.h"
+#include "api/quote.h"
 
 namespace kbench::server {
 
@@ -61,7 +62,7 @@ absl::StatusOr<v1::WorkerInfo> WithOnlyDevice(const v1::WorkerInfo& worker, absl
                              [&](const v1::DeviceInfo& d) { return d.uuid() == device_uuid; });
   if (device == worker.devices().end())
     return absl::InvalidArgumentError(absl::StrCat("device_uuid: worker '", worker.worker_id(),
-                                                   "' registered no device '", device_uuid, "'"));
+                                                   "' registered no device ", api::Quote(device_uuid)));
   v1::WorkerInfo one = worker;
   one.clear_devices();
   one.clear_calibrations();

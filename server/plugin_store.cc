@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/plugin_spec.h"
+#include "api/quote.h"
 
 namespace kbench::server {
 
@@ -50,7 +51,7 @@ absl::StatusOr<StoredPlugin> PluginStore::Upload::Finish(absl::string_view expec
   StoredPlugin stored{.sha256 = hash_.HexDigest(), .size_bytes = size_};
   if (!expected_sha256.empty() && expected_sha256 != stored.sha256)
     return absl::InvalidArgumentError(absl::StrCat("expected_sha256: the uploaded bytes hash to ", stored.sha256,
-                                                   ", not ", expected_sha256, " (damaged in transit?)"));
+                                                   ", not ", api::Quote(expected_sha256), " (damaged in transit?)"));
   const std::string final_path = absl::StrCat(store_->dir_, "/", stored.sha256, ".so");
   struct stat st;
   if (stat(final_path.c_str(), &st) == 0 && st.st_size == stored.size_bytes) {
@@ -74,7 +75,7 @@ absl::StatusOr<std::unique_ptr<PluginStore::Upload>> PluginStore::BeginUpload() 
 
 absl::StatusOr<std::string> PluginStore::PathOf(absl::string_view sha256) const {
   if (!api::IsSha256Hex(sha256))
-    return absl::InvalidArgumentError(absl::StrCat("sha256: '", sha256.substr(0, 80), "' is not a SHA-256 (64 lower-case hex digits)"));
+    return absl::InvalidArgumentError(absl::StrCat("sha256: ", api::Quote(sha256), " is not a SHA-256 (64 lower-case hex digits)"));
   std::string path = absl::StrCat(dir_, "/", sha256, ".so");
   if (access(path.c_str(), R_OK) != 0) return absl::NotFoundError(absl::StrCat("no plugin ", sha256, " on this coordinator"));
   return path;

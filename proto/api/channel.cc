@@ -1,6 +1,7 @@
 #include "api/channel.h"
 
 #include "api/pem.h"
+#include "api/quote.h"
 
 namespace kbench::api {
 
@@ -59,7 +60,8 @@ absl::Status FromGrpc(const grpc::Status& s) {
 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  // A status message travels in a header: past ~16 KB the peer sees only a metadata-size error.
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), CutText(s.message(), kMaxStatusMessageBytes));
 }
 
 }  // namespace kbench::api

@@ -43,7 +43,7 @@ std::unique_ptr<grpc::ClientContext> MakeContext(const ChannelOptions& options,
 
 // gRPC status -> absl::Status, keeping code and message.
 absl::Status FromGrpc(const grpc::Status& s);
-// absl::Status -> gRPC status.
+// absl::Status -> gRPC status, the message cut to kMaxStatusMessageBytes (api/limits.h).
 grpc::Status ToGrpc(const absl::Status& s);
 
 // Message size limit for results with raw samples.

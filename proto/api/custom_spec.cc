@@ -6,15 +6,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/bounds.h"
 #include "api/grid_expr.h"
 #include "api/names.h"
+#include "api/quote.h"
 
 namespace kbench::api {
 namespace {
-
-absl::Status Invalid(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
 
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -68,9 +66,9 @@ absl::Status ValidateCustomVariants(const v1::JobSpec& spec) {
     const std::string f = absl::StrCat("spec.custom_variants[", i, "]");
     if (c.name().empty() || c.name().size() > kMaxCustomNameBytes ||
         !std::all_of(c.name().begin(), c.name().end(), IsNameChar))
-      return Invalid(f + ".name", absl::StrCat("'", c.name(), "' must be 1-", kMaxCustomNameBytes,
+      return Invalid(f + ".name", absl::StrCat(Quote(c.name()), " must be 1-", kMaxCustomNameBytes,
                                                " characters of A-Z, a-z, 0-9, '_', '.', '-'"));
-    if (!names.insert(c.name()).second) return Invalid(f + ".name", absl::StrCat("'", c.name(), "' given twice"));
+    if (!names.insert(c.name()).second) return Invalid(f + ".name", absl::StrCat(Quote(c.name()), " given twice"));
     if (c.source().empty()) return Invalid(f + ".source", "empty");
     if (static_cast<int64_t>(c.source().size()) > kMaxCustomSourceBytes)
       return Invalid(f + ".source", absl::StrCat(c.source().size(), " bytes, more than the limit of ",
@@ -82,10 +80,11 @@ absl::Status ValidateCustomVariants(const v1::JobSpec& spec) {
     if (!v1::CustomSourceKind_IsValid(c.kind()))
       return Invalid(f + ".kind", absl::StrCat("unknown kind ", static_cast<int>(c.kind())));
     const bool is_source = c.kind() == v1::CUDA_SOURCE || c.kind() == v1::CUSTOM_SOURCE_KIND_UNSPECIFIED;
-    if (c.file_name().size() > 255 || absl::StrContains(c.file_name(), '\n'))
-      return Invalid(f + ".file_name", "at most 255 characters, on one line");
-    if (!c.entry().empty() && (c.entry().size() > 255 || !IsIdentifier(c.entry())))
-      return Invalid(f + ".entry", absl::StrCat("'", c.entry(), "' is not a kernel name (letters, digits, '_')"));
+    if (c.file_name().size() > kMaxCustomFileNameBytes || absl::StrContains(c.file_name(), '\n'))
+      return Invalid(f + ".file_name", absl::StrCat("at most ", kMaxCustomFileNameBytes, " bytes, on one line"));
+    if (absl::Status s = CheckSize(f + ".entry", c.entry(), kMaxCustomFileNameBytes); !s.ok()) return s;
+    if (!c.entry().empty() && !IsIdentifier(c.entry()))
+      return Invalid(f + ".entry", absl::StrCat(Quote(c.entry()), " is not a kernel name (letters, digits, '_')"));
     if (c.block_size() > 3) return Invalid(f + ".block", "at most 3 values (x, y, z)");
     int64_t threads = 1;
     for (int j = 0; j < c.block_size(); ++j) {
@@ -95,20 +94,27 @@ absl::Status ValidateCustomVariants(const v1::JobSpec& spec) {
         return Invalid(f + ".block", absl::StrCat("more than ", kMaxBlockThreads, " threads per block"));
     }
     if (c.grid_size() > 3) return Invalid(f + ".grid", "at most 3 expressions (x, y, z)");
-    for (int j = 0; j < c.grid_size(); ++j)
+    for (int j = 0; j < c.grid_size(); ++j) {
+      if (absl::Status s = CheckSize(At(f + ".grid", j), c.grid(j), kMaxGridExprBytes); !s.ok()) return s;
       if (auto e = GridExpr::Parse(c.grid(j)); !e.ok())
         return Invalid(absl::StrCat(f, ".grid[", j, "]"), e.status().message());
+    }
     if (c.dynamic_shared_bytes() < 0 || c.dynamic_shared_bytes() > kMaxDynamicSharedBytes)
       return Invalid(f + ".dynamic_shared_bytes", absl::StrCat("must be in [0, ", kMaxDynamicSharedBytes, "]"));
     if (!is_source && !c.compile_options().empty())
       return Invalid(f + ".compile_options", "only for CUDA source (PTX and cubin are not compiled by NVRTC)");
-    if (c.compile_options_size() > 32) return Invalid(f + ".compile_options", "at most 32 options");
+    if (absl::Status s = CheckStrings(f + ".compile_options", c.compile_options(), kMaxCompileOptions,
+                                      kMaxCompileOptionBytes, false);
+        !s.ok())
+      return s;
     for (int j = 0; j < c.compile_options_size(); ++j)
       if (!IsAllowedCompileOption(c.compile_options(j)))
         return Invalid(absl::StrCat(f, ".compile_options[", j, "]"),
-                       absl::StrCat("'", c.compile_options(j), "' is not allowed (allowed: -DNAME[=VALUE], ",
+                       absl::StrCat(Quote(c.compile_options(j)), " is not allowed (allowed: -DNAME[=VALUE], ",
                                     "-use_fast_math, -lineinfo, --maxrregcount=N, --std=c++NN, --ftz=, ",
                                     "--prec-div=, --prec-sqrt=, --fmad=, --extra-device-vectorization, --restrict, --dopt=)"));
+    if (absl::Status s = CheckEnums(f + ".dtypes", c.dtypes(), kMaxDtypesPerJob, v1::Dtype_IsValid, false); !s.ok())
+      return s;
     for (int j = 0; j < c.dtypes_size(); ++j)
       if (c.dtypes(j) == v1::DTYPE_UNSPECIFIED) return Invalid(absl::StrCat(f, ".dtypes[", j, "]"), "unspecified dtype");
     if (c.compile_timeout_ns() < 0 || c.compile_timeout_ns() > kMaxCompileTimeoutNs)
@@ -124,7 +130,7 @@ absl::Status ResolveCustomVariants(const v1::OpInfo& op, const v1::JobSpec& spec
                                    [&](const v1::CustomVariant& c) { return CustomVariantName(c) == spec.variants(i); });
     if (!known)
       return Invalid(absl::StrCat("spec.variants[", i, "]"),
-                     absl::StrCat("'", spec.variants(i), "' names no custom variant of this job (known: ",
+                     absl::StrCat(Quote(spec.variants(i)), " names no custom variant of this job (known: ",
                                   absl::StrJoin(spec.custom_variants(), ", ",
                                                 [](std::string* o, const v1::CustomVariant& c) {
                                                   o->append(CustomVariantName(c));
@@ -152,7 +158,7 @@ absl::Status ResolveCustomVariants(const v1::OpInfo& op, const v1::JobSpec& spec
       for (const std::string& n : e->Names())
         if (!names.contains(n))
           return Invalid(absl::StrCat(f, ".grid[", j, "]"),
-                         absl::StrCat("unknown name '", n, "' (known: ", absl::StrJoin(op.dims(), ", "),
+                         absl::StrCat("unknown name ", Quote(n), " (known: ", absl::StrJoin(op.dims(), ", "),
                                       ", block_x, block_y, block_z)"));
     }
   }

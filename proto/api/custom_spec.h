@@ -7,19 +7,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "api/limits.h"
 #include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/job.pb.h"
 
 namespace kbench::api {
 
-inline constexpr int64_t kMaxCustomSourceBytes = int64_t{1} << 20;       // One variant's source.
-inline constexpr int64_t kMaxCustomSourceTotalBytes = int64_t{4} << 20;  // All of a job's sources.
-inline constexpr int kMaxCustomVariantsPerJob = 8;
-inline constexpr int kMaxCustomNameBytes = 64;
-inline constexpr int64_t kDefaultCompileTimeoutNs = 60'000'000'000;
-inline constexpr int64_t kMaxCompileTimeoutNs = 600'000'000'000;
-inline constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;  // The most any device gives a block.
-inline constexpr int kMaxBlockThreads = 1024;
+// The limits (kMaxCustomSourceBytes, kMaxCustomVariantsPerJob, ...) are in api/limits.h.
 inline constexpr char kCustomVariantPrefix[] = "custom:";
 
 // "custom:<name>": the variant name a custom kernel's results carry.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/quote.h"
 
 namespace kbench::api {
 
@@ -27,7 +28,7 @@ class GridExprParser {
   static constexpr int kMaxDepth = 32;
 
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("'", text_, "' at ", pos_ + 1, ": ", what));
+    return absl::InvalidArgumentError(absl::StrCat(Quote(text_), " at ", pos_ + 1, ": ", what));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -108,7 +109,7 @@ class GridExprParser {
       if (name == "cdiv") op = 'c';
       else if (name == "min") op = 'm';
       else if (name == "max") op = 'M';
-      else return Error(absl::StrCat("unknown function '", name, "' (known: cdiv, min, max)"));
+      else return Error(absl::StrCat("unknown function ", Quote(name), " (known: cdiv, min, max)"));
       absl::StatusOr<int> a = Expr(depth + 1);
       if (!a.ok()) return a;
       if (!Consume(',')) return Error(absl::StrCat("expected ',': ", name, " takes two arguments"));
@@ -146,7 +147,7 @@ std::vector<std::string> GridExpr::Names() const {
 absl::StatusOr<int64_t> GridExpr::Evaluate(
     const std::function<std::optional<int64_t>(absl::string_view)>& lookup) const {
   absl::StatusOr<int64_t> v = Eval(root_, lookup);
-  if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat("'", text_, "': ", v.status().message()));
+  if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(Quote(text_), ": ", v.status().message()));
   return v;
 }
 
@@ -156,7 +157,7 @@ absl::StatusOr<int64_t> GridExpr::Eval(int index,
   if (n.op == 'n') return n.value;
   if (n.op == 'v') {
     std::optional<int64_t> v = lookup(n.name);
-    if (!v) return absl::InvalidArgumentError(absl::StrCat("unknown name '", n.name, "'"));
+    if (!v) return absl::InvalidArgumentError(absl::StrCat("unknown name ", Quote(n.name)));
     return *v;
   }
   absl::StatusOr<int64_t> a = Eval(n.lhs, lookup);

@@ -16,10 +16,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "api/limits.h"  // kMaxGridExprBytes
 
 namespace kbench::api {
-
-inline constexpr size_t kMaxGridExprBytes = 256;
 
 class GridExpr {
  public:

@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "api/quote.h"
 #include "absl/strings/str_join.h"
 
 namespace kbench::api {
@@ -25,7 +26,7 @@ absl::StatusOr<v1::Dtype> ParseDtype(absl::string_view name) {
   if (n == "tf32") return v1::DTYPE_TF32;
   if (n == "fp8_e4m3" || n == "fp8" || n == "e4m3") return v1::DTYPE_FP8_E4M3;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype '", name, "' (known: f32, bf16, f16, tf32, fp8_e4m3)"));
+      absl::StrCat("unknown dtype ", Quote(name), " (known: f32, bf16, f16, tf32, fp8_e4m3)"));
 }
 
 std::string StatusName(v1::ResultStatus s) {
@@ -52,7 +53,7 @@ absl::StatusOr<v1::Backend> ParseBackend(absl::string_view name) {
   if (n == "cpu") return v1::BACKEND_CPU;
   if (n == "cuda" || n == "gpu") return v1::BACKEND_CUDA;
   if (n == "any" || n.empty()) return v1::BACKEND_UNSPECIFIED;
-  return absl::InvalidArgumentError(absl::StrCat("unknown backend '", name, "' (known: cpu, cuda, any)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown backend ", Quote(name), " (known: cpu, cuda, any)"));
 }
 
 std::string BoundClassName(v1::BoundClass c) {
@@ -70,7 +71,7 @@ absl::StatusOr<v1::CacheMode> ParseCacheMode(absl::string_view name) {
   std::string n = absl::AsciiStrToLower(name);
   if (n == "cold") return v1::COLD;
   if (n == "hot") return v1::HOT;
-  return absl::InvalidArgumentError(absl::StrCat("unknown cache mode '", name, "' (known: cold, hot)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown cache mode ", Quote(name), " (known: cold, hot)"));
 }
 
 std::string StopReasonName(v1::StopReason r) {

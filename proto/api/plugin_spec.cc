@@ -4,17 +4,15 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/bounds.h"
+#include "api/quote.h"
 
 namespace kbench::api {
 namespace {
 
-absl::Status Invalid(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
 absl::Status CheckHash(absl::string_view field, const std::string& sha) {
   if (sha.empty() || IsSha256Hex(sha)) return absl::OkStatus();
-  return Invalid(field, absl::StrCat("'", sha.substr(0, 80), "' is not a SHA-256 (64 lower-case hex digits)"));
+  return Invalid(field, absl::StrCat(Quote(sha), " is not a SHA-256 (64 lower-case hex digits)"));
 }
 
 }  // namespace
@@ -42,6 +40,8 @@ absl::Status ValidatePluginFields(const v1::JobSpec& spec) {
   for (int i = 0; i < ab.pairs_size(); ++i) {
     if (ab.pairs(i).base_variant().empty() || ab.pairs(i).head_variant().empty())
       return Invalid(absl::StrCat("spec.ab.pairs[", i, "]"), "needs base_variant and head_variant");
+    KBENCH_RETURN_IF_ERROR(CheckSize(At("spec.ab.pairs", i) + ".base_variant", ab.pairs(i).base_variant(), kMaxNameBytes));
+    KBENCH_RETURN_IF_ERROR(CheckSize(At("spec.ab.pairs", i) + ".head_variant", ab.pairs(i).head_variant(), kMaxNameBytes));
   }
   return absl::OkStatus();
 }

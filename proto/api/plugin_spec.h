@@ -7,13 +7,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "api/limits.h"
 #include "kbench/v1/job.pb.h"
 
 namespace kbench::api {
 
-inline constexpr int kDefaultAbRounds = 6;
-inline constexpr int kMaxAbRounds = 100;
-inline constexpr int kMaxAbPairs = 256;
+// The limits (kMaxAbRounds, kMaxAbPairs, ...) are in api/limits.h.
 
 // 64 lower-case hex digits.
 bool IsSha256Hex(absl::string_view s);

@@ -7,21 +7,16 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/limits.h"
 #include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/job.pb.h"
 
 namespace kbench::api {
 
-// Limits that do not depend on the op.
-inline constexpr int kMaxVariantsPerJob = 256;
-inline constexpr int kMaxProblemsPerJob = 256;
-inline constexpr int kMaxDimsPerProblem = 8;
-inline constexpr int64_t kMaxSamples = 1'000'000;
-inline constexpr int64_t kMaxTimePerProblemNs = 3'600'000'000'000;  // 1 hour
-
 int64_t DtypeBytes(v1::Dtype d);
 
-// Checks what needs no catalog: op named, settings in range, shapes well-formed.
+// Checks what needs no catalog: every field within its limits (api/limits.h, CheckSpecBounds), op
+// named, settings finite and in range, enums known, shapes well-formed.
 absl::Status ValidateSpecStructure(const v1::JobSpec& spec);
 
 // Bytes the problem's tensors occupy, from the op's tensor list; errors on overflow or missing dims.

@@ -83,13 +83,17 @@ v1::WorkerInfo BenchWorker(int i) {
   return w;
 }
 
-v1::JobSpec BenchSpec() {
+// A job that plans at least `results` results, in the order BenchResult numbers them (shape k, then
+// the 4 variants): the coordinator refuses result indexes beyond a job's plan.
+v1::JobSpec BenchSpec(int results) {
   v1::JobSpec spec;
   spec.set_op("rmsnorm");
-  v1::Problem* p = spec.add_problems()->mutable_shape();
-  p->add_dims()->set_value(8192);
-  p->add_dims()->set_value(4096);
-  p->set_dtype(v1::DTYPE_F32);
+  for (int k = 0; k * 4 < std::max(results, 1); ++k) {
+    v1::Problem* p = spec.add_problems()->mutable_shape();
+    p->add_dims()->set_value(1024 * (1 + k));
+    p->add_dims()->set_value(4096);
+    p->set_dtype(v1::DTYPE_F32);
+  }
   (*spec.mutable_labels())["branch"] = "main";
   (*spec.mutable_labels())["git_sha"] = "0123456789abcdef";
   return spec;
@@ -176,7 +180,7 @@ Row Measure(const std::string& name, Store* store) {
     workers.push_back(r->worker_id);
   }
   Row row{name};
-  const v1::JobSpec spec = BenchSpec();
+  const v1::JobSpec spec = BenchSpec(per_report);
   const double submit_s = Timed(threads, jobs, [&](int, int n) {
     Check(coordinator.Submit(spec, absl::StrCat("bench-", getpid(), "-", n)).status(), "submit");
   });

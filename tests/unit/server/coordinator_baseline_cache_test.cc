@@ -219,7 +219,7 @@ TEST_P(CoordinatorBaselineCacheTest, CachedVerdictsEqualUncachedOnes) {
     const std::vector<std::string> again = {lease1->lease_id, lease2->lease_id};
     Report(1, again, {Sampled(0, "cpu_naive", 1000, rng_)});
     RunJob(0, "pr-3", {Sampled(0, "cpu_naive", 1000, rng_)});
-    Report(0, again, {Sampled(2, "cpu_naive", 1010, rng_)});
+    Report(0, again, {Sampled(1, "cpu_naive", 1010, rng_)});
     Complete(1, again);
     Advance(100);
   }
