@@ -8,15 +8,15 @@ namespace kbench::kernels {
 
 class Registry;
 
-OpDef MakeVectorAddOp();     // elementwise/vector_add_op.cc
-OpDef MakeRmsnormOp();       // reduction/rmsnorm_op.cc
-OpDef MakeSoftmaxOp();       // reduction/softmax_op.cc
-OpDef MakeGemmOp();          // gemm/gemm_op.cc
+OpDef MakeVectorAddOp();     // elementwise/vector_add/vector_add_op.cc
+OpDef MakeRmsnormOp();       // reduction/rmsnorm/rmsnorm_op.cc
+OpDef MakeSoftmaxOp();       // reduction/softmax/softmax_op.cc
+OpDef MakeGemmOp();          // gemm/gemm/gemm_op.cc
 
-void AddVectorAddCpuVariants(OpDef& op);  // cpu/vector_add_cpu.cc
-void AddRmsnormCpuVariants(OpDef& op);    // cpu/rmsnorm_cpu.cc
-void AddSoftmaxCpuVariants(OpDef& op);    // cpu/softmax_cpu.cc
-void AddGemmCpuVariants(OpDef& op);       // cpu/gemm_cpu.cc
+void AddVectorAddCpuVariants(OpDef& op);  // vector_add/vector_add_cpu.cc
+void AddRmsnormCpuVariants(OpDef& op);    // rmsnorm/rmsnorm_cpu.cc
+void AddSoftmaxCpuVariants(OpDef& op);    // softmax/softmax_cpu.cc
+void AddGemmCpuVariants(OpDef& op);       // gemm/gemm_cpu.cc
 
 // The rest of the memory-bound suite (silu_mul_bias, reduce_sum, layernorm, add_rmsnorm), each with
 // its CPU variants: reduction/memory_bound_ops.cc.
