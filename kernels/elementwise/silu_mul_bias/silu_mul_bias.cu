@@ -16,7 +16,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/workspace.cuh"
-#include "core/cuda_variants.h"
+#include "elementwise/silu_mul_bias/silu_mul_bias.h"
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 
 #include "core/cpu/limits.h"
 #include "core/cpu/storage.h"
-#include "reduction/memory_bound_ops.h"
+#include "elementwise/silu_mul_bias/silu_mul_bias.h"
 
 namespace kbench::kernels {
 namespace {

@@ -3,14 +3,16 @@
 // it moves 7 tensor passes, fused it moves 3 (the cost model counts those 3), so a variant's
 // utilization shows how much traffic it adds over the fused minimum.
 //
-// Rungs: the CPU reference (silu_mul_bias_ref.cc); CPU variant cpu_naive (silu_mul_bias_cpu.cc);
-// CUDA variants cuda_v1_unfused and cuda_v2_fused (silu_mul_bias.cu).
+// Beside this file: the reference (silu_mul_bias_ref.cc), the CPU rungs (silu_mul_bias_cpu.cc) and the
+// CUDA ladder (silu_mul_bias.cu; its header says what each rung teaches). MakeSiluMulBiasOp below
+// assembles them.
+#include "elementwise/silu_mul_bias/silu_mul_bias.h"
+
 #include "elementwise/silu_mul_bias/silu_mul_bias_ref.h"
-#include "reduction/memory_bound_ops.h"
 
 namespace kbench::kernels {
 
-OpDef MakeSiluMulBiasOp() {
+OpDef SiluMulBiasDefinition() {
   OpDef op;
   op.name = "silu_mul_bias";
   op.description =
@@ -44,6 +46,15 @@ OpDef MakeSiluMulBiasOp() {
       {"canonical", {rc(65536, 4096)}},
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769)}},
   };
+  return op;
+}
+
+OpDef MakeSiluMulBiasOp() {
+  OpDef op = SiluMulBiasDefinition();
+  AddSiluMulBiasCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddSiluMulBiasCudaVariants(op);
+#endif
   return op;
 }
 

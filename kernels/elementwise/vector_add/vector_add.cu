@@ -14,7 +14,7 @@
 //                        of a thread overlap (ILP), there is no partial last wave and no block churn.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/vec.cuh"
-#include "core/cuda_variants.h"
+#include "elementwise/vector_add/vector_add.h"
 
 #include <string>
 #include <vector>

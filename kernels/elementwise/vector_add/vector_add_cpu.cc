@@ -3,10 +3,10 @@
 //                 pull the memory bandwidth of the socket.
 //   cpu_parallel  the same loop split into one contiguous chunk per hardware thread: the bandwidth
 //                 a memory-bound op gets from more cores, and what thread start-up costs on small N.
-#include "core/builtin_ops.h"
 #include "core/cpu/parallel.h"
 #include "core/cpu/storage.h"
 #include "core/cpu/variant.h"
+#include "elementwise/vector_add/vector_add.h"
 
 namespace kbench::kernels {
 namespace {

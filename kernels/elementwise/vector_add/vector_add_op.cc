@@ -1,14 +1,15 @@
 // vector_add: out[i] = x[i] + y[i]. The first op of the suite and the bandwidth yardstick: one FLOP
 // per 3 elements moved, so every variant is memory-bound and is judged by achieved bandwidth.
 //
-// Rungs: the CPU reference (vector_add_ref.cc); CPU variants cpu_naive and cpu_parallel
-// (vector_add_cpu.cc); CUDA variants are added by the CUDA suite.
-#include "core/builtin_ops.h"
+// Beside this file: the reference (vector_add_ref.cc), the CPU rungs (vector_add_cpu.cc) and the CUDA
+// ladder (vector_add.cu; its header says what each rung teaches). MakeVectorAddOp below assembles them.
+#include "elementwise/vector_add/vector_add.h"
+
 #include "elementwise/vector_add/vector_add_ref.h"
 
 namespace kbench::kernels {
 
-OpDef MakeVectorAddOp() {
+OpDef VectorAddDefinition() {
   OpDef op;
   op.name = "vector_add";
   op.description =
@@ -34,6 +35,15 @@ OpDef MakeVectorAddOp() {
       {"canonical", {n(int64_t{1} << 28)}},
       {"edge", {n(0), n(1), n(7), n(769), n(5125)}},
   };
+  return op;
+}
+
+OpDef MakeVectorAddOp() {
+  OpDef op = VectorAddDefinition();
+  AddVectorAddCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddVectorAddCudaVariants(op);
+#endif
   return op;
 }
 

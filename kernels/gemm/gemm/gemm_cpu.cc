@@ -14,10 +14,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/builtin_ops.h"
 #include "core/cpu/parallel.h"
 #include "core/cpu/storage.h"
 #include "core/cpu/variant.h"
+#include "gemm/gemm/gemm.h"
 
 namespace kbench::kernels {
 namespace {

@@ -2,12 +2,15 @@
 // FLOPs on (MK + KN + MN) elements, intensity ~M/3 FLOP/element for square shapes, so large shapes
 // are judged by FLOP/s and decode shapes (M <= 64) by the bandwidth of reading B.
 //
-// Rungs: the CPU reference (gemm_ref.cc); CPU variants cpu_naive and cpu_blocked (gemm_cpu.cc);
-// CUDA variants and the cuBLAS baselines are added by the CUDA suite.
+// Beside this file: the reference (gemm_ref.cc), the CPU rungs (gemm_cpu.cc) and the CUDA ladder
+// (gemm_simt.cu, gemm_gemv.cu, gemm_tensorcore.cu, gemm_wgmma.cu and the cuBLAS baselines in
+// gemm_cublas.cu, each header saying what its rungs teach; gemm_reference.cu registers them in ladder
+// order). MakeGemmOp below assembles them.
+#include "gemm/gemm/gemm.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "core/builtin_ops.h"
 #include "gemm/gemm/gemm_ref.h"
 
 namespace kbench::kernels {
@@ -40,7 +43,7 @@ constexpr double kDefaultToleranceK = 16384;
 
 }  // namespace
 
-OpDef MakeGemmOp() {
+OpDef GemmDefinition() {
   OpDef op;
   op.name = "gemm";
   op.description =
@@ -76,6 +79,15 @@ OpDef MakeGemmOp() {
       {"edge", {mnk(0, 64, 64), mnk(1, 1, 1), mnk(7, 5, 3), mnk(769, 321, 131), mnk(1, 4099, 257)}},
       std::move(decode),
   };
+  return op;
+}
+
+OpDef MakeGemmOp() {
+  OpDef op = GemmDefinition();
+  AddGemmCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddGemmCudaVariants(op);
+#endif
   return op;
 }
 

@@ -11,7 +11,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/vec.cuh"
-#include "core/cuda_variants.h"
+#include "gemm/gemm/gemm.h"
 #include "gemm/gemm/gemm_cuda.cuh"
 
 namespace kbench::kernels {

@@ -11,7 +11,7 @@
 //                    rounded and stored once, kept in registers for the sum of squares and the scaling.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/vec.cuh"
-#include "core/cuda_variants.h"
+#include "reduction/add_rmsnorm/add_rmsnorm.h"
 #include "reduction/add_rmsnorm/add_rmsnorm_ref.h"
 #include "reduction/rmsnorm/rmsnorm_rows.cuh"
 

@@ -5,8 +5,8 @@
 
 #include "core/cpu/limits.h"
 #include "core/cpu/storage.h"
+#include "reduction/add_rmsnorm/add_rmsnorm.h"
 #include "reduction/add_rmsnorm/add_rmsnorm_ref.h"
-#include "reduction/memory_bound_ops.h"
 
 namespace kbench::kernels {
 namespace {

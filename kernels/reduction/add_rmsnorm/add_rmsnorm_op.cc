@@ -3,14 +3,16 @@
 // The fusion lesson for reductions: unfused it moves 5 tensor passes, fused 4 (10 -> 8 B per bf16
 // element); the cost model counts the 4.
 //
-// Rungs: the CPU reference (add_rmsnorm_ref.cc); CPU variant cpu_naive (add_rmsnorm_cpu.cc); CUDA
-// variants cuda_v1_unfused and cuda_v2_fused (add_rmsnorm.cu).
+// Beside this file: the reference (add_rmsnorm_ref.cc), the CPU rungs (add_rmsnorm_cpu.cc) and the CUDA
+// ladder (add_rmsnorm.cu; its header says what each rung teaches). MakeAddRmsnormOp below assembles
+// them.
+#include "reduction/add_rmsnorm/add_rmsnorm.h"
+
 #include "reduction/add_rmsnorm/add_rmsnorm_ref.h"
-#include "reduction/memory_bound_ops.h"
 
 namespace kbench::kernels {
 
-OpDef MakeAddRmsnormOp() {
+OpDef AddRmsnormDefinition() {
   OpDef op;
   op.name = "add_rmsnorm";
   op.description =
@@ -45,6 +47,15 @@ OpDef MakeAddRmsnormOp() {
       // 20000: a row too wide for a thread's registers, so the re-reading path runs too.
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769), rc(2, 20000)}},
   };
+  return op;
+}
+
+OpDef MakeAddRmsnormOp() {
+  OpDef op = AddRmsnormDefinition();
+  AddAddRmsnormCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddAddRmsnormCudaVariants(op);
+#endif
   return op;
 }
 

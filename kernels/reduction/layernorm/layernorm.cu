@@ -31,7 +31,7 @@
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
-#include "core/cuda_variants.h"
+#include "reduction/layernorm/layernorm.h"
 #include "reduction/layernorm/layernorm_ref.h"
 
 #include <climits>

@@ -2,14 +2,15 @@
 // the population variance var_r over cols. RMSNorm's older sibling: two statistics per row (mean and
 // variance) instead of one, which is where Welford's single-pass update earns its place.
 //
-// Rungs: the CPU reference (layernorm_ref.cc); CPU variant cpu_naive (layernorm_cpu.cc); CUDA
-// variants cuda_v1_two_pass and cuda_v2_welford_vec16 (layernorm.cu).
+// Beside this file: the reference (layernorm_ref.cc), the CPU rungs (layernorm_cpu.cc) and the CUDA
+// ladder (layernorm.cu; its header says what each rung teaches). MakeLayernormOp below assembles them.
+#include "reduction/layernorm/layernorm.h"
+
 #include "reduction/layernorm/layernorm_ref.h"
-#include "reduction/memory_bound_ops.h"
 
 namespace kbench::kernels {
 
-OpDef MakeLayernormOp() {
+OpDef LayernormDefinition() {
   OpDef op;
   op.name = "layernorm";
   op.description =
@@ -42,6 +43,15 @@ OpDef MakeLayernormOp() {
       // 20000: a row too wide for a thread's registers, so the re-reading path runs too.
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769), rc(2, 20000)}},
   };
+  return op;
+}
+
+OpDef MakeLayernormOp() {
+  OpDef op = LayernormDefinition();
+  AddLayernormCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddLayernormCudaVariants(op);
+#endif
   return op;
 }
 

@@ -15,7 +15,7 @@
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
 #include "core/cuda/workspace.cuh"
-#include "core/cuda_variants.h"
+#include "reduction/reduce_sum/reduce_sum.h"
 
 #include <string>
 #include <vector>

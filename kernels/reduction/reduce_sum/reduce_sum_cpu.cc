@@ -4,7 +4,7 @@
 //              rounding error that the op's tolerance is sized for.
 #include "core/cpu/limits.h"
 #include "core/cpu/storage.h"
-#include "reduction/memory_bound_ops.h"
+#include "reduction/reduce_sum/reduce_sum.h"
 
 namespace kbench::kernels {
 namespace {

@@ -2,14 +2,15 @@
 // purest form: N elements read, one written, so it is memory-bound and judged by bandwidth, while all
 // the difficulty (and the non-determinism of the naive rung) is in combining partial sums.
 //
-// Rungs: the CPU reference (reduce_sum_ref.cc); CPU variant cpu_naive (reduce_sum_cpu.cc); CUDA
-// variants cuda_v1_atomic and cuda_v2_two_pass (reduce_sum.cu).
-#include "reduction/memory_bound_ops.h"
+// Beside this file: the reference (reduce_sum_ref.cc), the CPU rungs (reduce_sum_cpu.cc) and the CUDA
+// ladder (reduce_sum.cu; its header says what each rung teaches). MakeReduceSumOp below assembles them.
+#include "reduction/reduce_sum/reduce_sum.h"
+
 #include "reduction/reduce_sum/reduce_sum_ref.h"
 
 namespace kbench::kernels {
 
-OpDef MakeReduceSumOp() {
+OpDef ReduceSumDefinition() {
   OpDef op;
   op.name = "reduce_sum";
   op.description =
@@ -39,6 +40,15 @@ OpDef MakeReduceSumOp() {
       {"canonical", {n(int64_t{1} << 28)}},
       {"edge", {n(0), n(1), n(7), n(769), n(4095), n(5125), n((int64_t{1} << 20) + 3)}},
   };
+  return op;
+}
+
+OpDef MakeReduceSumOp() {
+  OpDef op = ReduceSumDefinition();
+  AddReduceSumCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddReduceSumCudaVariants(op);
+#endif
   return op;
 }
 

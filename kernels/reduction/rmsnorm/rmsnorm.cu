@@ -26,7 +26,7 @@
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
-#include "core/cuda_variants.h"
+#include "reduction/rmsnorm/rmsnorm.h"
 #include "reduction/rmsnorm/rmsnorm_ref.h"
 #include "reduction/rmsnorm/rmsnorm_rows.cuh"
 

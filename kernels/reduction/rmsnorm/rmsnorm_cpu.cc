@@ -7,11 +7,11 @@
 #include <cmath>
 #include <vector>
 
-#include "core/builtin_ops.h"
 #include "core/cpu/parallel.h"
 #include "core/cpu/rows.h"
 #include "core/cpu/storage.h"
 #include "core/cpu/variant.h"
+#include "reduction/rmsnorm/rmsnorm.h"
 #include "reduction/rmsnorm/rmsnorm_ref.h"
 
 namespace kbench::kernels {

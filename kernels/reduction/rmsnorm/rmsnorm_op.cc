@@ -2,14 +2,15 @@
 // reduction yardstick: a row-wise sum feeds an elementwise scale, about 1 FLOP per byte in bf16, so a
 // good variant runs at memory bandwidth and the lesson is in how the row's sum is formed.
 //
-// Rungs: the CPU reference (rmsnorm_ref.cc); CPU variants cpu_naive and cpu_fused_rows
-// (rmsnorm_cpu.cc); CUDA variants are added by the CUDA suite.
-#include "core/builtin_ops.h"
+// Beside this file: the reference (rmsnorm_ref.cc), the CPU rungs (rmsnorm_cpu.cc) and the CUDA ladder
+// (rmsnorm.cu; its header says what each rung teaches). MakeRmsnormOp below assembles them.
+#include "reduction/rmsnorm/rmsnorm.h"
+
 #include "reduction/rmsnorm/rmsnorm_ref.h"
 
 namespace kbench::kernels {
 
-OpDef MakeRmsnormOp() {
+OpDef RmsnormDefinition() {
   OpDef op;
   op.name = "rmsnorm";
   op.description =
@@ -40,6 +41,15 @@ OpDef MakeRmsnormOp() {
       {"canonical", {rc(8192, 4096), rc(32768, 4096)}},
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7)}},
   };
+  return op;
+}
+
+OpDef MakeRmsnormOp() {
+  OpDef op = RmsnormDefinition();
+  AddRmsnormCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddRmsnormCudaVariants(op);
+#endif
   return op;
 }
 

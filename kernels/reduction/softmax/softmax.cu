@@ -32,7 +32,7 @@
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
-#include "core/cuda_variants.h"
+#include "reduction/softmax/softmax.h"
 
 #include <climits>
 #include <cmath>

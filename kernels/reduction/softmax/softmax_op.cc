@@ -2,9 +2,10 @@
 // two-reduction yardstick (a max, then a sum of exponentials, before the row can be written): memory-
 // bound like rmsnorm, and the lesson is how few passes over the row a variant needs.
 //
-// Rungs: the CPU reference (softmax_ref.cc); CPU variants cpu_naive and cpu_fused_rows
-// (softmax_cpu.cc); CUDA variants are added by the CUDA suite.
-#include "core/builtin_ops.h"
+// Beside this file: the reference (softmax_ref.cc), the CPU rungs (softmax_cpu.cc) and the CUDA ladder
+// (softmax.cu; its header says what each rung teaches). MakeSoftmaxOp below assembles them.
+#include "reduction/softmax/softmax.h"
+
 #include "reduction/softmax/softmax_ref.h"
 
 namespace kbench::kernels {
@@ -24,7 +25,7 @@ Tolerance SoftmaxTolerance(Dtype d) {
 
 }  // namespace
 
-OpDef MakeSoftmaxOp() {
+OpDef SoftmaxDefinition() {
   OpDef op;
   op.name = "softmax";
   op.description =
@@ -53,6 +54,15 @@ OpDef MakeSoftmaxOp() {
       {"canonical", {rc(8192, 4096), rc(32768, 4096)}},
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7)}},
   };
+  return op;
+}
+
+OpDef MakeSoftmaxOp() {
+  OpDef op = SoftmaxDefinition();
+  AddSoftmaxCpuVariants(op);
+#ifdef KBENCH_HAVE_CUDA
+  AddSoftmaxCudaVariants(op);
+#endif
   return op;
 }
 
