@@ -6,9 +6,10 @@
 //   cuda_v1_unfused  three kernels, as an eager framework runs them: tmp = x + b, tmp = silu(tmp) in
 //                    place, out = tmp * y. tmp (rows x cols in the dtype) lives in the variant's own
 //                    workspace (core/cuda/workspace.cuh), allocated once per size: 7 passes instead
-//                    of 3 (14 B instead of 6 B per bf16 element), each kernel itself 16-byte
-//                    vectorized, so the gap to v2 is the extra traffic (and rounding of tmp to the
-//                    dtype, as the unfused framework code does).
+//                    of 3 (14 B instead of 6 B per bf16 element; 16 B when b is a full tensor, as
+//                    in the series), each kernel itself 16-byte vectorized, so the gap to v2 is the
+//                    extra traffic (and rounding of tmp to the dtype, as the unfused framework code
+//                    does).
 //   cuda_v2_fused    one kernel, 16-byte accesses: each thread owns one vector of columns, keeps its
 //                    b in registers and walks rows, so b is read once per thread, not once per row.
 //                    Scalar accesses when cols is not a multiple of the vector width or a pointer is
@@ -225,9 +226,7 @@ void AddSiluMulBiasCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_unfused",
-      .description = "Three vectorized kernels (x + b -> tmp, silu(tmp) in place, tmp * y): 7 tensor passes "
-                     "instead of 3; tmp is workspace outside the cost model, so the extra traffic shows "
-                     "as lower utilization.",
+      .description = "Three vectorized kernels through a workspace tensor: 7 passes instead of 3.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = NoSkip,
@@ -236,8 +235,7 @@ void AddSiluMulBiasCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_fused",
-      .description = "One kernel, 16-byte accesses, bias held in registers across rows: x and y read once, "
-                     "out written once, the 3-pass floor.",
+      .description = "One fused kernel, 16-byte accesses, bias kept in registers.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = NoSkip,

@@ -32,7 +32,7 @@ void RunNaive(const Problem& p, std::span<const Tensor> t) {
 void AddSiluMulBiasCpuVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cpu_naive",
-      .description = "One thread, one fused loop in float: the single-core baseline.",
+      .description = "One thread, one fused loop.",
       .backend = Backend::kCpu,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = cpu::DataLimitSkip(op),

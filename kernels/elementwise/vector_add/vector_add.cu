@@ -186,7 +186,7 @@ std::string NoSkip(const Problem&) { return ""; }
 void AddVectorAddCudaVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v1_naive",
-      .description = "One element per thread: the five-line kernel; few bytes in flight per thread.",
+      .description = "One element per thread.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = NoSkip,
@@ -195,8 +195,7 @@ void AddVectorAddCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_vec16",
-      .description = "One 16-byte vector per thread (float4 / 8 x bf16) with a scalar tail: 4-8x fewer "
-                     "memory instructions, more bytes in flight; scalar fallback for unaligned pointers.",
+      .description = "One 16-byte vector per thread, scalar tail.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = NoSkip,
@@ -205,8 +204,7 @@ void AddVectorAddCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v3_grid_stride",
-      .description = "16-byte vectors in a grid-stride loop on one wave of blocks (SM count x resident "
-                     "blocks), 4 vectors in flight per thread: ILP instead of more blocks, no tail wave.",
+      .description = "16-byte vectors in a grid-stride loop over one wave of blocks, 4 in flight per thread.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = NoSkip,

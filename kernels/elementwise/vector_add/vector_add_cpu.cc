@@ -37,9 +37,9 @@ void RunParallel(const Problem& p, std::span<const Tensor> t) {
 
 void AddVectorAddCpuVariants(OpDef& op) {
   op.variants.push_back(cpu::MakeCpuVariant(
-      op, "cpu_naive", "One thread, one loop: the single-core bandwidth ceiling of a memory-bound op.", RunNaive));
+      op, "cpu_naive", "One thread, one loop.", RunNaive));
   op.variants.push_back(cpu::MakeCpuVariant(
-      op, "cpu_parallel", "The loop split over every hardware thread: how far more cores raise memory bandwidth.",
+      op, "cpu_parallel", "The loop split over every hardware thread.",
       RunParallel));
 }
 

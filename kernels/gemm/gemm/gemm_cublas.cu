@@ -213,7 +213,7 @@ std::vector<LaunchInfo> NoOwnKernels(const Problem&) { return {}; }
 void AddGemmCublasFp32Variants(OpDef& op) {
   op.variants.push_back({
       .name = "cublas_sgemm",
-      .description = "cuBLAS SGEMM, fp32 on CUDA cores (default math, no TF32): the fp32 rungs' yardstick.",
+      .description = "cuBLAS SGEMM, fp32, no TF32.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32},
       .is_baseline = true,
@@ -228,7 +228,7 @@ void AddGemmCublasFp32Variants(OpDef& op) {
   if (op_has_tf32) {
     op.variants.push_back({
         .name = "cublas_tf32",
-        .description = "cuBLAS GEMM with fp32 storage and TF32 tensor-core math (CUBLAS_COMPUTE_32F_FAST_TF32).",
+        .description = "cuBLAS GEMM with TF32 tensor-core math.",
         .backend = Backend::kCuda,
         .dtypes = {Dtype::kTF32},
         .min_compute_capability = 80,
@@ -243,7 +243,7 @@ void AddGemmCublasFp32Variants(OpDef& op) {
 void AddGemmCublasBf16Variants(OpDef& op) {
   op.variants.push_back({
       .name = "cublas_bf16",
-      .description = "cuBLAS GemmEx, bf16 in and out, fp32 compute: the tensor-core rungs' yardstick.",
+      .description = "cuBLAS GemmEx, bf16, fp32 compute.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,
@@ -254,8 +254,7 @@ void AddGemmCublasBf16Variants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cublaslt_bf16",
-      .description = "cuBLASLt matmul, bf16 in and out, fp32 compute, the heuristic's first algorithm for the "
-                     "shape and alignment, 32 MiB workspace.",
+      .description = "cuBLASLt matmul, bf16, the heuristic's first algorithm.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,

@@ -461,9 +461,7 @@ std::string SkipGemv(const Problem& p) {
 void AddGemmGemvVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_gemv",
-      .description = "Decode shapes (M <= 64): B streamed once with 16-byte loads that bypass L1, several in "
-                     "flight per thread, rows of C in registers, k-slices summed in a fixed order. Bound by B's "
-                     "bytes over HBM bandwidth (I = 1 FLOP/B in bf16 at M = 1).",
+      .description = "Decode shapes (M <= 64): B streamed once with 16-byte loads.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = SkipGemv,
@@ -472,10 +470,7 @@ void AddGemmGemvVariant(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_gemv_split_k",
-      .description = "cuda_gemv with each warp reading 512 contiguous bytes of a row of B (whole 128-byte lines "
-                     "from one DRAM page) instead of 8 rows x 64 bytes, and K split across blocks to fill the "
-                     "device; splits added by the last block in a fixed order (deterministic). For M <= 2 the "
-                     "next rows' loads are issued before the current ones are used.",
+      .description = "cuda_gemv with whole-line row reads per warp and K split across blocks.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = SkipGemv,

@@ -448,8 +448,7 @@ void AddGemmSimtVariants(OpDef& op) {
   const std::vector<Dtype> both = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_naive",
-      .description = "One thread per C element reading A and B from global memory for every FMA: two loads "
-                     "per FMA (I = 0.25 FLOP/B of cache traffic); the caches save DRAM, not the load:FMA ratio.",
+      .description = "One thread per C element, operands from global memory.",
       .backend = Backend::kCuda,
       .dtypes = both,
       .skip_reason = Skip<kV1BlockY, false>,
@@ -458,8 +457,7 @@ void AddGemmSimtVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_smem_tile",
-      .description = "32x32 tiles of A and B staged in shared memory: global traffic falls 32x (I = 8), but "
-                     "each FMA still reads two shared words, so shared-memory bandwidth becomes the ceiling.",
+      .description = "32x32 shared-memory tiles.",
       .backend = Backend::kCuda,
       .dtypes = both,
       .skip_reason = Skip<kV2Tile, false>,
@@ -468,8 +466,7 @@ void AddGemmSimtVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v3_register_block",
-      .description = "128x128 block tile, 8x8 outputs per thread in registers: 16 shared reads feed 64 FMAs "
-                     "(8x fewer LDS); ~128 registers and 25% occupancy, latency hidden by ILP.",
+      .description = "128x128 block tile, 8x8 outputs per thread in registers.",
       .backend = Backend::kCuda,
       .dtypes = both,
       .skip_reason = Skip<kBM, false>,
@@ -478,8 +475,7 @@ void AddGemmSimtVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v4_vec_transpose",
-      .description = "v3 with 16-byte global loads and A transposed in shared memory: the inner loop reads "
-                     "float4s from conflict-free addresses (4 LDS.128 per 64 FFMA). fp32 only.",
+      .description = "v3 with 16-byte loads and A transposed in shared memory.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32},
       .skip_reason = Skip<kBM, true>,
@@ -488,8 +484,7 @@ void AddGemmSimtVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v5_cp_async",
-      .description = "v4 fed by a 4-stage cp.async pipeline of 16-deep k tiles: copies bypass registers and run "
-                     "three tiles ahead of the FMAs, one __syncthreads per 16 k steps. fp32 only, sm_80+.",
+      .description = "v4 fed by a 4-stage cp.async pipeline.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kF32},
       .min_compute_capability = 80,

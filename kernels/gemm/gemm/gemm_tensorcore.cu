@@ -13,14 +13,14 @@
 //   cuda_mma_sync  mma.sync.m16n8k16 with explicit fragments: ldmatrix(.trans) loads each 8x8 tile for
 //                  the whole warp in one instruction, straight into the fragment layout; shared
 //                  memory is XOR-swizzled so those 8 rows of 16 bytes hit 8 different bank groups
-//                  (unswizzled, rows of 128 or more bytes are an 8-way conflict); a 3-stage cp.async
+//                  (unswizzled, rows of 128 or more bytes are an 8-way conflict); a cp.async
 //                  pipeline of 4 stages (3 on an A100) keeps k tiles of 64 in flight (one barrier
 //                  per 128 mma a warp), and fragments are double-buffered (step ks + 1 loads while
-//                  step ks's mmas issue);
-//                  128x256x64 block tile, 8 warps of 64x64. The warp tile sets the ratio of fragment loads to mmas: 64x64 takes 8
-//                  ldmatrix.x4 per 32 mma (64x32 took 6 per 16), which is what lets the tensor cores
-//                  stay fed (an mma occupies them ~8 cycles, during which the warp issues ~8 other
-//                  instructions). 128 accumulators a thread: one block of 8 warps per SM.
+//                  step ks's mmas issue); 128x256x64 block tile, 8 warps of 64x64. The warp tile
+//                  sets the ratio of fragment loads to mmas: 64x64 takes 8 ldmatrix.x4 per 32 mma
+//                  (64x32 took 6 per 16), which is what lets the tensor cores stay fed (an mma
+//                  occupies them ~8 cycles, during which the warp issues ~8 other instructions).
+//                  128 accumulators a thread: one block of 8 warps per SM.
 //                  The epilogue stages C in shared memory and writes whole 512-byte row segments
 //                  (16-byte stores) where the fragments would give 8 rows x 16 bytes per store.
 // Edges: loads are predicated (zero-filled by cp.async's source size, or by scalar loads when a row
@@ -414,9 +414,7 @@ std::vector<LaunchInfo> LaunchesMmaSync(const Problem& p) {
 void AddGemmTensorCoreVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_wmma",
-      .description = "Tensor cores through nvcuda::wmma 16x16x16 bf16 fragments (fp32 accumulate) on a padded "
-                     "128x128x32 shared tile, one stage: the API hides the fragment layout, and with it how "
-                     "fragments are loaded and whether loads overlap the math.",
+      .description = "Tensor cores through nvcuda::wmma fragments.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,
@@ -426,9 +424,7 @@ void AddGemmTensorCoreVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_mma_sync",
-      .description = "mma.sync.m16n8k16 with explicit fragments: ldmatrix(.trans) from XOR-swizzled shared "
-                     "memory (no bank conflicts), fragments double-buffered, a 4-stage cp.async pipeline (3 where "
-                     "shared memory is smaller), 128x256x64 block tile, 8 warps of 64x64; any shape.",
+      .description = "mma.sync with ldmatrix, swizzled shared memory and a cp.async pipeline.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,

@@ -343,10 +343,7 @@ std::vector<LaunchInfo> LaunchesWgmma(const Problem&) {
 void AddGemmWgmmaVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_wgmma_tma",
-      .description = "Hopper: TMA copies 128B-swizzled tiles into a 4-stage mbarrier pipeline, wgmma.m64n256k16 "
-                     "reads them from shared memory (accumulators only in registers); a producer warpgroup "
-                     "(setmaxnreg.dec) and two consumer warpgroups (setmaxnreg.inc), 128x256x64 tiles, "
-                     "persistent blocks. sm_90a only.",
+      .description = "Hopper: TMA, an mbarrier pipeline and warp-specialized wgmma.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 90,

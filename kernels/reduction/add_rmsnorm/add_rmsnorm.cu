@@ -122,8 +122,7 @@ void AddAddRmsnormCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_unfused",
-      .description = "Residual add kernel (writes residual_out), then the block-per-row RMSNorm reading it "
-                     "back: 5 tensor passes where 4 suffice.",
+      .description = "Add kernel, then block-per-row RMSNorm: 5 passes.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -132,8 +131,7 @@ void AddAddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_fused",
-      .description = "One block per row: add, store residual_out, sum of squares and scaling from "
-                     "registers, 16-byte accesses: the 4-pass minimum (10 -> 8 B per bf16 element).",
+      .description = "One block per row, add and norm fused: 4 passes.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,

@@ -41,7 +41,7 @@ void RunNaive(const Problem& p, std::span<const Tensor> t) {
 void AddAddRmsnormCpuVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cpu_naive",
-      .description = "One thread; add (stored) with the sum of squares, then the scaling loop.",
+      .description = "One thread, the add with the sum of squares, then scaling.",
       .backend = Backend::kCpu,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = cpu::DataLimitSkip(op),

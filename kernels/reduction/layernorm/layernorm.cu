@@ -403,8 +403,7 @@ void AddLayernormCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_two_pass",
-      .description = "Block per row, scalar loads: mean in one pass, squared deviations in a second, then "
-                     "normalize: x read three times, a block reduction after each of the first two.",
+      .description = "Block per row, scalar loads, two-pass statistics.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -413,8 +412,7 @@ void AddLayernormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_welford_vec16",
-      .description = "Block per row, 16-byte loads, row in registers: Welford's single-pass mean/variance "
-                     "per thread, combined with Chan's formula across the block; x read once.",
+      .description = "Block per row, 16-byte loads, Welford per thread, Chan's merge.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -423,9 +421,7 @@ void AddLayernormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v3_pipelined",
-      .description = "Block per row with blocks resident for many rows: row i+1 loads while row i is reduced "
-                     "and written; rows as raw 16-byte words; statistics from registers (at 4096/8192 bf16 and "
-                     "2048/4096 f32 columns one pass a thread and plain warp sums, else the exact two passes).",
+      .description = "Resident blocks, next row loaded while this one is reduced (register pipeline).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -434,8 +430,7 @@ void AddLayernormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v4_cp_async_ring",
-      .description = "v3 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
-                     "flight instead of 1, none held in registers.",
+      .description = "v3 with the next rows in a cp.async shared-memory ring.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,

@@ -40,7 +40,7 @@ void RunNaive(const Problem& p, std::span<const Tensor> t) {
 void AddLayernormCpuVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cpu_naive",
-      .description = "One thread; mean, squared deviations and normalization in three loops per row.",
+      .description = "One thread, three loops per row.",
       .backend = Backend::kCpu,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = cpu::DataLimitSkip(op),

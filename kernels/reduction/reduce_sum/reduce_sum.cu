@@ -152,8 +152,7 @@ void AddReduceSumCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_atomic",
-      .description = "One atomicAdd per element into a single address: serialized in L2 and not bitwise "
-                     "reproducible (float addition order follows atomic arrival).",
+      .description = "One atomicAdd per element into one address.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = NoSkip,
@@ -162,8 +161,7 @@ void AddReduceSumCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_two_pass",
-      .description = "Deterministic two-level reduction: 16-byte loads, warp-shuffle block sums to one "
-                     "partial per block (grid fixed by N), then one block sums the partials. No atomics.",
+      .description = "Deterministic two-pass reduction: block partials, then one block.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = NoSkip,

@@ -24,7 +24,7 @@ void RunNaive(const Problem& p, std::span<const Tensor> t) {
 void AddReduceSumCpuVariants(OpDef& op) {
   op.variants.push_back({
       .name = "cpu_naive",
-      .description = "One thread, one float accumulator in index order: a latency-bound add chain.",
+      .description = "One thread, one float accumulator in index order.",
       .backend = Backend::kCpu,
       .dtypes = {Dtype::kF32, Dtype::kBF16},
       .skip_reason = cpu::DataLimitSkip(op),

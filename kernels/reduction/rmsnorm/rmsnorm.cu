@@ -17,11 +17,15 @@
 //                        to scalar accesses when cols is not a multiple of the vector width.
 //   cuda_v6_pipelined    v5's math, but a block stays resident for many rows and loads row i+1 while it
 //                        reduces and writes row i, holding rows as raw 16-byte words
-//                        (core/cuda/row_pipeline.cuh): loads in flight through every phase. Rows that
-//                        do not fit 4 packs a thread (or unaligned / odd widths) run v5's kernel.
+//                        (core/cuda/row_pipeline.cuh): loads in flight through every phase. One
+//                        barrier a row: every thread adds the warps' partials itself. The weight is
+//                        loaded once per kernel and kept raw in registers. Rows that do not fit 4
+//                        packs a thread (or unaligned / odd widths) run v5's kernel.
 //   cuda_v7_cp_async_ring v6 with the next rows in a shared-memory ring that cp.async fills
-//                        (ForEachRowRing): kRingStages rows a block in flight, none held in
-//                        registers. Same fallback as v6.
+//                        (ForEachRowRing): a slot is refilled as soon as its row is in registers, so
+//                        kRingStages (4) rows a block are in flight through each row's work where
+//                        registers held 1, and none of them costs a register. No barrier guards the
+//                        ring (each thread reads back only what it copied). Same fallback as v6.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/vec.cuh"
@@ -311,8 +315,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_naive",
-      .description = "One thread per row: a serial chain of dependent adds and uncoalesced loads "
-                     "(each lane of a warp reads a different row).",
+      .description = "One thread per row.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = NoSkip,
@@ -321,8 +324,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_smem_tree",
-      .description = "One block per row, coalesced loads, partial sums reduced by a shared-memory tree: "
-                     "one __syncthreads per level (8 for 256 threads).",
+      .description = "Block per row, shared-memory tree reduction.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -331,8 +333,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v3_warp_shuffle",
-      .description = "One block per row; warp shuffles reduce in registers, shared memory carries only one "
-                     "partial per warp: 2 barriers instead of one per tree level.",
+      .description = "Block per row, warp-shuffle reduction.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -341,8 +342,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v4_warp_row",
-      .description = "One warp per row with the row in registers (cols <= 1024): no shared memory and no "
-                     "barrier; the shape of small-hidden-size norms.",
+      .description = "Warp per row, row in registers (cols <= 1024).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = V4Skip,
@@ -351,8 +351,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v5_vec16",
-      .description = "One block per row, 16-byte loads/stores, row kept in registers when it fits, float "
-                     "accumulation, weight read as 16-byte vectors: one trip through memory at full width.",
+      .description = "Block per row, 16-byte loads, row in registers.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -361,8 +360,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v6_pipelined",
-      .description = "v5's math with blocks resident for many rows: row i+1 is loaded while row i is reduced "
-                     "and written, rows held as raw 16-byte words, so loads stay in flight through every phase.",
+      .description = "Resident blocks, next row loaded while this one is reduced (register pipeline).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -371,8 +369,7 @@ void AddRmsnormCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v7_cp_async_ring",
-      .description = "v6 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
-                     "flight instead of the 1 registers could hold, and no registers spent holding them.",
+      .description = "v6 with the next rows in a cp.async shared-memory ring.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,

@@ -62,12 +62,11 @@ void RunFusedRows(const Problem& p, std::span<const Tensor> t) {
 
 void AddRmsnormCpuVariants(OpDef& op) {
   op.variants.push_back(cpu::MakeCpuVariant(
-      op, "cpu_naive", "One thread, a scalar sum of squares per row then a scaling loop: the serial baseline.",
+      op, "cpu_naive", "One thread, a scalar sum of squares then a scaling loop.",
       RunNaive));
   op.variants.push_back(
       cpu::MakeCpuVariant(op, "cpu_fused_rows",
-                          "Rows over all threads; each row widened once, summed in 16 vector lanes and scaled "
-                          "while in cache: a memory-bound reduction at the socket's bandwidth.",
+                          "Rows over all threads, 16-lane sums, scaled while in cache.",
                           RunFusedRows));
 }
 

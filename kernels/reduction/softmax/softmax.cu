@@ -23,10 +23,13 @@
 //                       of the FMA rate, and evaluating it twice was measured as the bottleneck.
 //                       Rows that do not fit 4 packs a thread (or odd widths) run v2's kernel.
 //   cuda_v5_cp_async_ring  v4 with the next rows in a shared-memory ring that cp.async fills
-//                       (ForEachRowRing): kRingStages rows a block in flight. Same fallback.
+//                       (ForEachRowRing, rmsnorm v7's ring): kRingStages (4) rows a block in flight.
+//                       Same fallback.
 //   cuda_v6_one_barrier v5 with one barrier a row instead of four (two block reductions): each thread
-//                       exponentiates against its own max, the (max, sum) pairs merge with a
-//                       rescale by shuffles and one cross-warp exchange. Same fallback.
+//                       exponentiates against its own max (max.bf16x2 on the raw words), the (max,
+//                       sum) pairs merge with a rescale by shuffles in a warp and one cross-warp
+//                       exchange that every thread reads whole. At the fixed geometry its ring is 3
+//                       rows deep, so 9 blocks share an SM instead of 6 (V6Stages). Same fallback.
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
@@ -469,7 +472,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   const std::vector<Dtype> dtypes = {Dtype::kF32, Dtype::kBF16};
   op.variants.push_back({
       .name = "cuda_v1_three_pass",
-      .description = "Block per row, three passes (max, sum of exp, normalize): x read three times.",
+      .description = "Block per row, three passes over the row.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -478,8 +481,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v2_online",
-      .description = "Block per row, online softmax: running max and rescaled sum in one pass, merged "
-                     "across threads, then one writing pass: x read twice.",
+      .description = "Block per row, online softmax: one pass for (max, sum), one to write.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -488,9 +490,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v3_warp_row",
-      .description = "One warp per row, row held in registers with 16-byte loads (cols <= 4096): x read "
-                     "once, warp shuffles only, no shared memory or barrier. Rows over 2048 that need "
-                     "scalar loads (odd widths, unaligned) run the online kernel.",
+      .description = "Warp per row, row in registers (cols <= 4096).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = V3Skip,
@@ -499,8 +499,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v4_block_pipelined",
-      .description = "Block per row with blocks resident for many rows: row i+1 loads while row i is reduced "
-                     "(block max, block sum of exp) and written; rows as raw 16-byte words, x read once.",
+      .description = "Resident blocks, next row loaded while this one is reduced (register pipeline).",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -509,8 +508,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v5_cp_async_ring",
-      .description = "v4 with the next rows in a shared-memory ring filled by cp.async: 3 rows a block in "
-                     "flight instead of 1, none held in registers.",
+      .description = "v4 with the next rows in a cp.async shared-memory ring.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
@@ -519,8 +517,7 @@ void AddSoftmaxCudaVariants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_v6_one_barrier",
-      .description = "v5 with one barrier a row instead of four: each thread exponentiates against its own "
-                     "max, and (max, sum) pairs merge with a rescale, across warps in one exchange.",
+      .description = "v5 with one barrier a row: per-thread maxima, (max, sum) pairs merged.",
       .backend = Backend::kCuda,
       .dtypes = dtypes,
       .skip_reason = RowGridSkip,
