@@ -1,7 +1,6 @@
 #include "core/registry.h"
 
-#include "core/builtin_ops.h"
-#include "testing/fault_injection.h"
+#include <utility>
 
 namespace kbench::kernels {
 
@@ -19,49 +18,10 @@ const OpDef* Registry::Find(std::string_view name) const {
   return nullptr;
 }
 
-namespace {
-
-Registry Build() {
+Registry RegistryOf(std::span<const OpFactory> factories) {
   Registry r;
-  {
-    OpDef op = MakeVectorAddOp();
-    AddVectorAddCpuVariants(op);
-    r.Add(std::move(op));
-  }
-  {
-    OpDef op = MakeRmsnormOp();
-    AddRmsnormCpuVariants(op);
-    r.Add(std::move(op));
-  }
-  {
-    OpDef op = MakeSoftmaxOp();
-    AddSoftmaxCpuVariants(op);
-    r.Add(std::move(op));
-  }
-  {
-    OpDef op = MakeGemmOp();
-    AddGemmCpuVariants(op);
-    r.Add(std::move(op));
-  }
-  AddMemoryBoundOps(r);
-#ifdef KBENCH_HAVE_CUDA
-  AddCudaVariants(r);
-#endif
-  if (FaultInjectionEnabled()) {
-    OpDef op = MakeFaultInjectionOp();
-#ifdef KBENCH_HAVE_CUDA
-    AddFaultInjectionCudaVariants(op);
-#endif
-    r.Add(std::move(op));
-  }
+  for (const OpFactory make : factories) r.Add(make());
   return r;
-}
-
-}  // namespace
-
-const Registry& BuiltinRegistry() {
-  static const Registry* registry = new Registry(Build());
-  return *registry;
 }
 
 const char* SuiteVersion() { return KBENCH_SUITE_VERSION; }

@@ -1,4 +1,4 @@
-// The CUDA GEMM ladder (kernels/gemm/*.cu) on a GPU, against the CPU reference.
+// The CUDA GEMM ladder (kernels/gemm/gemm/*.cu) on a GPU, against the CPU reference.
 //
 //   GemmVariantTest.MatchesCpuReference (one test per CUDA gemm variant): the small, edge and decode
 //     presets plus shapes that reach each rung's edge paths (partial tiles in M, N and K, K shorter
@@ -29,11 +29,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/builtin_ops.h"
 #include "core/compare.h"
-#include "core/cuda_variants.h"
 #include "core/random.h"
 #include "core/registry.h"
+#include "gemm/gemm/gemm.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -461,7 +460,7 @@ TEST(GemmLadder, CublasTf32UnderTf32Tolerance) {
   EXPECT_EQ(GemmOp().find_variant("cublas_tf32") != nullptr,
             std::find(GemmOp().dtypes.begin(), GemmOp().dtypes.end(), Dtype::kTF32) != GemmOp().dtypes.end())
       << "cublas_tf32 is registered exactly when gemm lists dtype tf32";
-  OpDef op = MakeGemmOp();
+  OpDef op = GemmDefinition();
   op.dtypes.push_back(Dtype::kTF32);
   op.problem_tolerance = [](const Problem& p) {
     const double s = std::sqrt(std::max<double>(static_cast<double>(p.dim("K")), 1.0)) / 3;

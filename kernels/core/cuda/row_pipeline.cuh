@@ -5,7 +5,9 @@
 // it loaded (bf16 is half the registers of floats). Measured on an H200 at 32768x4096 bf16 this
 // lifted softmax from 72% (warp per row, 195 registers) to 82% and layernorm from 77% to 85% of
 // copy bandwidth, and left rmsnorm where v5 is (88%): one row ahead a block is too few bytes in
-// flight. ForEachRowRing keeps 3 rows ahead in shared memory instead: rmsnorm 88% -> 90-91%.
+// flight. ForEachRowRing keeps rows ahead in shared memory instead: rmsnorm 88% -> 90-91% of copy
+// with 3 rows ahead, and kStages (kRingStages = 4) rows ahead since a slot refills as soon as its row
+// is in registers (below; the numbers are in kernels/reduction/README.md).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
 // ParallelFor covers [0, n) exactly once, in contiguous chunks, and keeps tiny ranges on one thread.
-#include "cpu/parallel.h"
+#include "core/cpu/parallel.h"
 
 #include <atomic>
 #include <mutex>

@@ -1,6 +1,6 @@
 // The row helpers of the CPU variants: lane reductions equal the plain sums for every length (the
 // remainder past the last full set of lanes included), and the vectorizable exp is within 1 ulp.
-#include "cpu/rows.h"
+#include "core/cpu/rows.h"
 
 #include <cmath>
 #include <vector>
