@@ -312,7 +312,10 @@ void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
   while (!reporter.lease_lost() && !reporter.Flush()) {
     if (!WaitFor(retry.Next())) return;
   }
-  if (!reporter.lease_lost() && !stopping()) complete(false, "");
+  if (reporter.lease_lost() || stopping()) return;
+  if (const std::string refused = reporter.refused(); !refused.empty())
+    return complete(true, "the coordinator refused this worker's report: " + refused);
+  complete(false, "");
 }
 
 }  // namespace kbench::worker

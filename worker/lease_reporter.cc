@@ -43,6 +43,11 @@ bool LeaseReporter::lease_lost() const {
   return lost_;
 }
 
+std::string LeaseReporter::refused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_;
+}
+
 bool LeaseReporter::has_pending() const {
   std::lock_guard<std::mutex> lock(mu_);
   return !pending_.empty();
@@ -97,6 +102,11 @@ void LeaseReporter::Report(bool with_results) {
   } else if (IsLeaseLost(s)) {
     lost_ = true;
     pending_.clear();
+    device_.Cancel();
+  } else if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    // Sending it again would be refused again, forever: keep the reason, stop the job.
+    if (refused_.empty()) refused_ = s.error_message();
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(std::min(sent, pending_.size())));
     device_.Cancel();
   }
   // Other failures (coordinator down): the results stay pending for the next report.

@@ -41,6 +41,9 @@ class LeaseReporter {
   bool Flush();
 
   bool lease_lost() const;
+  // Why the coordinator refused a report as invalid (INVALID_ARGUMENT), or "": such results can never
+  // be stored, so they are dropped, the job is stopped, and the agent completes it as failed.
+  std::string refused() const;
   bool has_pending() const;
 
  private:
@@ -58,6 +61,7 @@ class LeaseReporter {
   v1::Progress progress_;             // Guarded by mu_.
   std::vector<v1::Result> pending_;   // Guarded by mu_. Finished, not acknowledged.
   bool lost_ = false;                 // Guarded by mu_.
+  std::string refused_;               // Guarded by mu_.
   bool done_ = false;                 // Guarded by mu_.
   int64_t expires_unix_ms_ = 0;       // Guarded by mu_.
   std::chrono::steady_clock::time_point last_report_;  // Guarded by mu_.

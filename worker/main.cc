@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/channel.h"
+#include "api/parse_errors.h"
 #include "core/registry.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/agent.h"
@@ -249,6 +250,10 @@ int Main(int argc, char** argv) {
     builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
     builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
     builder.RegisterService(&service);
+    // A request that does not parse (invalid UTF-8) is INVALID_ARGUMENT naming the field, as on the coordinator.
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(api::MakeParseErrorInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     server = builder.BuildAndStart();
     if (server == nullptr || port == 0)
       return Fail(absl::UnavailableError(absl::StrCat("--listen: cannot listen on ", listen)));

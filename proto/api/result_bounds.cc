@@ -49,6 +49,7 @@ absl::Status CheckResultBounds(absl::string_view field, const v1::Result& r) {
     KBENCH_RETURN_IF_ERROR(CheckSize(At(f + ".roofline.ceilings", i) + ".source", r.roofline().ceilings(i).source(),
                                      kMaxNameBytes));
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".roofline.bound_class", r.roofline().bound_class(), v1::BoundClass_IsValid));
+  KBENCH_RETURN_IF_ERROR(CheckSize(f + ".roofline.warning", r.roofline().warning(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".correctness.reference", r.correctness().reference(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckCount(f + ".resources", r.resources_size(), kMaxResourcesPerResult));
   for (int i = 0; i < r.resources_size(); ++i)

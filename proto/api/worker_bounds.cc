@@ -22,6 +22,9 @@ absl::Status CheckCalibration(const std::string& f, const v1::Calibration& c) {
     KBENCH_RETURN_IF_ERROR(CheckRequired(entry + " key", dtype, kMaxNameBytes));
     KBENCH_RETURN_IF_ERROR(CheckFinite(entry, flops, 0, 1e20));
   }
+  KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".copy_spread_fraction", c.copy_spread_fraction(), 0, 1e6));
+  KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".other_load_fraction", c.other_load_fraction(), 0, 1));
+  KBENCH_RETURN_IF_ERROR(CheckSize(f + ".warning", c.warning(), kMaxShortTextBytes));
   return CheckSize(f + ".method", c.method(), kMaxTextBytes);
 }
 

@@ -69,6 +69,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
       cv.notify_all();
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator restarting");
     }
+    if (refuse_results && req->results_size() > 0)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "results[0].index: 999 is past the job's 1 results");
     progress.push_back(req->progress());
     for (const auto& r : req->results()) results.push_back(r);
     resp->set_cancelled(cancel_jobs);
@@ -110,6 +112,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   int lease_calls = 0;
   bool cancel_jobs = false;
   int failing_reports = 0;  // The next reports fail with UNAVAILABLE.
+  bool refuse_results = false;  // Reports that carry results fail with INVALID_ARGUMENT.
   std::chrono::milliseconds lease_ttl{30'000};
   std::vector<std::string> requested_ids;
   std::set<std::string> workers, leases;
@@ -265,6 +268,23 @@ TEST_F(AgentTest, ResultsThatCouldNotBeReportedAreSentAgain) {
   ASSERT_EQ(c.fake.results.size(), 3u);  // Each exactly once, in order.
   for (int i = 0; i < 3; ++i) EXPECT_EQ(c.fake.results[i].index(), i);
   EXPECT_FALSE(c.fake.completions[0].failed());
+}
+
+// A report the coordinator refuses as invalid would be refused again forever: the job stops and
+// completes as failed, with the coordinator's reason.
+TEST_F(AgentTest, AReportRefusedAsInvalidFailsTheJobInsteadOfRetryingForever) {
+  Served c;
+  c.fake.refuse_results = true;
+  c.fake.Enqueue("job-x", TinySpec({"cpu_good", "cpu_f32"}));
+  auto agent = StartAgent(c.bound);
+  ASSERT_TRUE(c.fake.WaitUntil([&] { return !c.fake.completions.empty(); }));
+  agent->Stop();
+  std::lock_guard<std::mutex> lock(c.fake.mu);
+  ASSERT_EQ(c.fake.completions.size(), 1u);
+  EXPECT_TRUE(c.fake.completions[0].failed());
+  EXPECT_NE(c.fake.completions[0].error().find("refused this worker's report: results[0].index"), std::string::npos)
+      << c.fake.completions[0].error();
+  EXPECT_TRUE(c.fake.results.empty());
 }
 
 TEST_F(AgentTest, KeepsTheLeaseAliveDuringALongItem) {
