@@ -22,7 +22,7 @@ class Ledger {
   // Worker side. expected_results: what the worker planned for the job.
   void Leased(const std::string& job_id, const std::string& worker_id, int expected_results);
   void Completed(const std::string& job_id);
-  void LeaseLost(const std::string& job_id);
+  void LeaseLost(const std::string& job_id);  // A report or completion refused: the lease had expired.
   // Anything that must not happen, said in a line (kept, the first 20 printed).
   void Problem(const std::string& what);
 
@@ -35,7 +35,9 @@ class Ledger {
     int64_t jobs = 0;        // Submitted.
     int64_t succeeded = 0;   // SUCCEEDED with every result once.
     int64_t lost = 0;        // Not SUCCEEDED, or results missing.
-    int64_t duplicated = 0;  // Leased or completed more than once, results doubled, or created twice.
+    int64_t duplicated = 0;  // Completed twice, granted to two workers, results doubled, or created twice.
+    int64_t requeued = 0;    // Run again after a lease expired (overload: correct, but worth saying).
+    int64_t leases_lost = 0; // Reports or completions refused because the lease had expired.
     std::vector<std::string> problems;
   };
   // Reads every submitted job and its results (with samples) back from the coordinator.
@@ -56,6 +58,7 @@ class Ledger {
   std::set<std::string> keys_;
   int64_t completed_ = 0;
   int64_t client_done_ = 0;
+  int64_t leases_lost_ = 0;
   std::vector<std::string> problems_;
 };
 

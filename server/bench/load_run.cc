@@ -168,6 +168,9 @@ void PrintReport(const LoadConfig& c, const LoadReport& r, std::FILE* out) {
   std::fprintf(out, "jobs: %lld submitted, %lld succeeded with every result once, %lld lost, %lld duplicated\n",
                static_cast<long long>(v.jobs), static_cast<long long>(v.succeeded), static_cast<long long>(v.lost),
                static_cast<long long>(v.duplicated));
+  if (v.requeued > 0 || v.leases_lost > 0)
+    std::fprintf(out, "overload: %lld jobs run again after their lease expired (%lld reports refused)\n",
+                 static_cast<long long>(v.requeued), static_cast<long long>(v.leases_lost));
   for (size_t i = 0; i < v.problems.size() && i < 20; ++i) std::fprintf(out, "  problem: %s\n", v.problems[i].c_str());
   if (v.problems.size() > 20) std::fprintf(out, "  ... and %zu more problems\n", v.problems.size() - 20);
   std::fprintf(out, "%s\n", Correct(r) ? "CORRECT: no job lost or duplicated, every call OK"
