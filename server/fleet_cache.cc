@@ -51,6 +51,12 @@ absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
       return view;
     }
     if (!reading_) break;
+    // kAny does not wait for the read under way: the view it replaces is only a moment older.
+    if (want == Want::kAny && fleet_ != nullptr) {
+      View view{fleet_, changed_, true};
+      mu_.Unlock();
+      return view;
+    }
     mu_.Await(absl::Condition(+[](bool* reading) { return !*reading; }, &reading_));
   }
   reading_ = true;

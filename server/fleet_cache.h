@@ -59,7 +59,8 @@ class FleetCache {
   explicit FleetCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
 
   enum class Want {
-    kAny,        // A view younger than max_age; workers changed since are listed in View::changed.
+    kAny,        // A view younger than max_age (or the last one while a read is under way); workers
+                 // changed since are listed in View::changed.
     kUnchanged,  // A view younger than max_age that no registration through this coordinator has changed.
     kFresh,      // A view read after this call began.
   };
