@@ -4,6 +4,7 @@
 #include "server/coordinator.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -62,6 +63,14 @@ absl::Status CheckId(absl::string_view field, absl::string_view id) {
   return api::CheckRequired(field, id, api::kMaxIdBytes);
 }
 
+// True when the worker has this device alone (and no other device's calibration): narrowing it to
+// that device (WithOnlyDevice) would copy its whole registration to change nothing.
+bool OnlyDevice(const v1::WorkerInfo& info, absl::string_view device_uuid) {
+  if (info.devices_size() != 1 || info.devices(0).uuid() != device_uuid) return false;
+  return std::all_of(info.calibrations().begin(), info.calibrations().end(),
+                     [&](const v1::Calibration& c) { return c.device_uuid() == device_uuid; });
+}
+
 std::string LabelOf(const v1::JobSpec& spec, const std::string& name) {
   auto it = spec.labels().find(name);
   return it == spec.labels().end() ? std::string() : it->second;
@@ -74,7 +83,8 @@ Coordinator::Coordinator(CoordinatorConfig config, Store* store, const Clock* cl
       store_(store),
       clock_(clock),
       observer_(observer),
-      baselines_(config.baseline_cache_bytes) {}
+      baselines_(config.baseline_cache_bytes),
+      fleet_(config.fleet_cache_max_age) {}
 
 absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string_view idempotency_key) {
   if (absl::Status s = api::CheckSize("idempotency_key", idempotency_key, api::kMaxIdempotencyKeyBytes); !s.ok())
@@ -87,19 +97,29 @@ absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string
     if (existing->has_value()) return SubmitOutcome{(*existing)->job_id(), true};
   }
 
-  absl::StatusOr<std::vector<WorkerRecord>> workers = store_->ListWorkers();
-  if (!workers.ok()) return workers.status();
-  if (workers->empty()) return absl::FailedPreconditionError("no worker has registered yet; cannot validate op");
-  // Every registered worker counts, lost ones too: the job is durable and waits for them to return.
-  std::vector<const v1::WorkerInfo*> all, matching;
-  for (const WorkerRecord& w : *workers) {
-    all.push_back(&w.info);
-    if (WorkerMatches(spec.selector(), w.info)) matching.push_back(&w.info);
+  // On a cached view of the fleet first (fleet_cache.h); a refusal is only ever given on a fresh one.
+  for (FleetCache::Want want : {FleetCache::Want::kUnchanged, FleetCache::Want::kFresh}) {
+    absl::StatusOr<FleetCache::View> view = fleet_.Get(store_, want);
+    if (!view.ok()) return view.status();
+    v1::JobSpec resolved = spec;
+    absl::Status valid = ValidateAgainstFleet(*view->fleet, &resolved);
+    if (valid.ok()) return InsertQueued(std::move(resolved), idempotency_key);
+    if (!view->cached) return valid;
   }
+  return absl::InternalError("unreachable: a fresh view always decides");
+}
+
+absl::Status Coordinator::ValidateAgainstFleet(const Fleet& fleet, v1::JobSpec* spec_ptr) const {
+  v1::JobSpec& spec = *spec_ptr;
+  if (fleet.workers().empty()) return absl::FailedPreconditionError("no worker has registered yet; cannot validate op");
+  // Every registered worker counts, lost ones too: the job is durable and waits for them to return.
+  const std::shared_ptr<const Fleet::Admitted> admitted = fleet.Admit(spec.selector());
+  const std::vector<const v1::WorkerInfo*>& all = admitted->all;
+  const std::vector<const v1::WorkerInfo*>& matching = admitted->matching;
   if (matching.empty())
     return absl::FailedPreconditionError(absl::StrCat("spec.selector: no registered worker matches (",
                                                       DescribeSelector(spec.selector()), "); cannot validate op"));
-  const std::vector<v1::OpInfo> catalog = MergeCatalogs(matching);
+  const std::vector<v1::OpInfo>& catalog = admitted->catalog;
   if (api::NeedsPluginPlanning(spec)) {
     // A plugin's ops are known only once a worker's runner loads it: the worker plans such a job and
     // fails it with the reason. What can be checked here is.
@@ -107,7 +127,7 @@ absl::StatusOr<SubmitOutcome> Coordinator::Submit(v1::JobSpec spec, absl::string
   } else if (absl::Status s = ResolveAgainstCatalog(catalog, all, matching, &spec); !s.ok()) {
     return s;
   }
-  return InsertQueued(std::move(spec), idempotency_key);
+  return absl::OkStatus();
 }
 
 absl::Status Coordinator::CheckPluginJob(const v1::JobSpec& spec, const std::vector<v1::OpInfo>& catalog) const {
@@ -301,7 +321,9 @@ absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info)
   // An id the coordinator does not know (say, from before its database was replaced) is not taken
   // over: ids are the coordinator's to assign.
   if (!keep_id) info.set_worker_id(RandomId("w", 12));
-  if (absl::Status s = store_->UpsertWorker(info, clock_->NowUnixMs()); !s.ok()) return s;
+  absl::Status upserted = store_->UpsertWorker(info, clock_->NowUnixMs());
+  fleet_.Invalidate(info.worker_id());  // Even on an error: the store may have taken it.
+  if (!upserted.ok()) return upserted;
   return RegisterOutcome{info.worker_id(), config_.heartbeat_interval.count()};
 }
 
@@ -313,17 +335,36 @@ absl::StatusOr<std::vector<std::string>> Coordinator::Heartbeat(absl::string_vie
 absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, absl::string_view device_uuid) {
   if (absl::Status s = CheckId("worker_id", worker_id); !s.ok()) return s;
   if (absl::Status s = api::CheckSize("device_uuid", device_uuid, api::kMaxIdBytes); !s.ok()) return s;
-  absl::StatusOr<WorkerRecord> worker = store_->GetWorker(worker_id);
-  if (!worker.ok()) return worker.status();
-  if (!device_uuid.empty()) {
-    absl::StatusOr<v1::WorkerInfo> one = WithOnlyDevice(worker->info, device_uuid);
-    if (!one.ok()) return one.status();
-    worker->info = std::move(*one);
+  // Its registration from the fleet view when it is there (fleet_cache.h): a thousand idle workers
+  // polling would otherwise each read and parse their own catalog every time. A device the cached
+  // registration lacks is looked for in the store before it is refused.
+  std::shared_ptr<const Fleet> fleet;
+  const v1::WorkerInfo* registered = nullptr;
+  if (absl::StatusOr<FleetCache::View> view = fleet_.Get(store_, FleetCache::Want::kAny); view.ok()) {
+    fleet = view->fleet;
+    const WorkerRecord* known = view->changed->count(std::string(worker_id)) ? nullptr : fleet->Find(worker_id);
+    if (known != nullptr) registered = &known->info;
+  }
+  std::optional<v1::WorkerInfo> narrowed;  // The one device asked for.
+  if (registered != nullptr && !device_uuid.empty() && !OnlyDevice(*registered, device_uuid)) {
+    if (absl::StatusOr<v1::WorkerInfo> one = WithOnlyDevice(*registered, device_uuid); one.ok()) narrowed = *std::move(one);
+    else registered = nullptr;
+  }
+  absl::StatusOr<WorkerRecord> stored = absl::NotFoundError("");
+  if (registered == nullptr) {
+    stored = store_->GetWorker(worker_id);
+    if (!stored.ok()) return stored.status();
+    registered = &stored->info;
+    if (!device_uuid.empty() && !OnlyDevice(*registered, device_uuid)) {
+      absl::StatusOr<v1::WorkerInfo> one = WithOnlyDevice(*registered, device_uuid);
+      if (!one.ok()) return one.status();
+      narrowed = *std::move(one);
+    }
   }
   // Expired leases first, so that their jobs are back in the queue for this very request.
   if (absl::StatusOr<std::vector<Transition>> r = RequeueExpired(); !r.ok()) return r.status();
   const int64_t now = clock_->NowUnixMs();
-  const v1::WorkerInfo& info = worker->info;
+  const v1::WorkerInfo& info = narrowed.has_value() ? *narrowed : *registered;
   absl::StatusOr<std::optional<Lease>> lease = store_->LeaseNextJob(
       worker_id, [&info](const v1::JobSpec& spec) { return WorkerCanRun(info, spec); }, now,
       config_.lease_ttl.count(), RandomId("l", 16));

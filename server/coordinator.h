@@ -19,6 +19,7 @@
 #include "kbench/v1/result.pb.h"
 #include "server/baseline_cache.h"
 #include "server/clock.h"
+#include "server/fleet_cache.h"
 #include "server/observer.h"
 #include "server/plugin_store.h"
 #include "server/regression.h"
@@ -35,6 +36,8 @@ struct CoordinatorConfig {
   std::string baseline_branch = "main";                  // The "branch" label whose history is the baseline.
   double health_margin = 0.10;                           // A device this far below its model's median is unhealthy.
   size_t baseline_cache_bytes = size_t{64} << 20;        // Series baselines kept in memory; 0: none.
+  // How long Submit may validate against the workers as last read (fleet_cache.h); 0: always read.
+  std::chrono::milliseconds fleet_cache_max_age{1'000};
 };
 
 struct SubmitOutcome {
@@ -139,6 +142,8 @@ class Coordinator {
   absl::Status ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog, const std::vector<const v1::WorkerInfo*>& all,
                                      const std::vector<const v1::WorkerInfo*>& matching, v1::JobSpec* spec) const;
   absl::Status CheckPluginJob(const v1::JobSpec& spec, const std::vector<v1::OpInfo>& catalog) const;
+  // Submit's checks against the registered workers' catalogs; resolves spec in place.
+  absl::Status ValidateAgainstFleet(const Fleet& fleet, v1::JobSpec* spec) const;
   // Stores the validated job QUEUED (or finds the one its idempotency key names).
   absl::StatusOr<SubmitOutcome> InsertQueued(v1::JobSpec spec, absl::string_view idempotency_key);
   // "idle", "busy" or "lost", from the heartbeat's age.
@@ -151,6 +156,7 @@ class Coordinator {
   const Clock* const clock_;
   CoordinatorObserver* const observer_;
   BaselineCache baselines_;
+  FleetCache fleet_;
   const PluginStore* plugins_ = nullptr;
 };
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include "absl/flags/flag.h"
@@ -72,6 +73,7 @@ namespace {
 constexpr char kProgram[] = "kbench-coordinator";
 constexpr std::chrono::milliseconds kReapPeriod{1000};
 constexpr std::chrono::seconds kShutdownGrace{5};
+constexpr int kMaxIdleRpcThreads = 64;
 
 // The flags --help lists, in order.
 const std::vector<std::string>& OwnFlags() {
@@ -211,6 +213,10 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(api::MakeParseErrorInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  // gRPC's sync server runs each call on a thread and, by default, lets a thread end once more than
+  // two are idle: under a fleet's steady stream of calls that is a thread created and destroyed per
+  // call (kernel time, memory churn). Idle threads are kept up to this many instead.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdleRpcThreads);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::cerr << kProgram << ": cannot listen on " << options.listen << "\n";
@@ -252,6 +258,10 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
 
 int main(int argc, char** argv) {
   using namespace kbench::server;
+  // glibc gives each busy thread a malloc arena of its own (up to 8 per core); with a thread per
+  // call in flight (gRPC's sync server) a large fleet's calls spread the heap over all of them and
+  // the RSS grows to several times what is live (kbench-load: 2 GiB instead of 0.7 GiB with two).
+  mallopt(M_ARENA_MAX, 2);
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   if (WantsHelp(args)) {
     std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.",

@@ -497,7 +497,9 @@ WHERE job_id = $1 RETURNING )sql",
 absl::StatusOr<std::vector<Transition>> PostgresStore::RequeueExpired(int64_t now_ms, int max_attempts) {
   return Transact([&](Connection& c) -> absl::StatusOr<std::vector<Transition>> {
     // Leases another replica is requeueing (or a worker is reporting on) right now are skipped.
-    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE lease_id != '' AND ",
+    // `lease_id > ''` selects the same rows as != '' but, unlike it, can use jobs_by_lease: this runs
+    // before every lease, and would otherwise read every job ever submitted.
+    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE lease_id > '' AND ",
                                                   "lease_expires_ms <= $1 ORDER BY created_ms, seq ",
                                                   "FOR UPDATE SKIP LOCKED"),
                                      Params().Int(now_ms));
@@ -691,7 +693,7 @@ absl::StatusOr<std::vector<std::string>> PostgresStore::Heartbeat(absl::string_v
     if (!up.ok()) return up.status();
     if (up->Affected() == 0) return WorkerNotFound(worker_id);
     absl::StatusOr<Rows> r = c.Query(
-        "SELECT job_id FROM jobs WHERE worker_id = $1 AND lease_id != '' AND state = $2 ORDER BY created_ms, seq",
+        "SELECT job_id FROM jobs WHERE worker_id = $1 AND lease_id > '' AND state = $2 ORDER BY created_ms, seq",
         Params().Text(worker_id).Int(v1::CANCELLED_JOB));
     if (!r.ok()) return r.status();
     std::vector<std::string> cancelled;

@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
     sqlite3_close(db);
     return s;
   }
-  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, fsync_each_commit));
   // WAL lets readers (another process inspecting the file) proceed during writes; synchronous=FULL
   // makes each commit durable, which is the promise Submit makes (NORMAL keeps it across a restart of
   // the coordinator, not across a power loss); busy_timeout rides out a brief lock held by such a reader.
@@ -456,9 +456,12 @@ absl::StatusOr<std::vector<Transition>> SqliteStore::RequeueExpired(int64_t now_
   if (!tx.status().ok()) return tx.status();
   std::vector<JobRow> expired;
   {
+    // Runs before every lease: `lease_id > ''` (the same rows as != '') and the unary + on the sort key
+    // make SQLite search jobs_by_lease for the few leased jobs instead of scanning every job ever
+    // submitted in created order.
     Statement q(statements_.get(), absl::StrCat("SELECT ", kJobColumns,
-                                                " FROM jobs WHERE lease_id != '' AND lease_expires_ms <= ?1 ",
-                                  "ORDER BY created_ms, rowid"));
+                                                " FROM jobs WHERE lease_id > '' AND lease_expires_ms <= ?1 ",
+                                  "ORDER BY +created_ms, rowid"));
     q.Bind(1, now_ms);
     while (true) {
       absl::StatusOr<bool> row = q.Step();
@@ -656,6 +659,19 @@ ON CONFLICT(worker_id) DO UPDATE SET info = excluded.info, last_heartbeat_ms = e
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::Heartbeat(absl::string_view worker_id, int64_t now_ms) {
   absl::MutexLock lock(&mu_);
+  // A heartbeat is soft state: losing the last ones to a power loss harms nothing, so its commit is not
+  // fsynced (the next durable commit's fsync covers its WAL frames anyway). A fleet's heartbeats are
+  // most of the coordinator's commits, and each fsync would hold the store's one connection meanwhile.
+  if (fsync_each_commit_) {
+    if (absl::Status s = sqlite::Exec(db_, "PRAGMA synchronous=NORMAL"); !s.ok()) return s;
+  }
+  struct Restore {
+    sqlite3* db;
+    bool full;
+    ~Restore() {
+      if (full) (void)sqlite::Exec(db, "PRAGMA synchronous=FULL");
+    }
+  } restore{db_, fsync_each_commit_};
   Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   Statement up(statements_.get(), "UPDATE workers SET last_heartbeat_ms = ?2 WHERE worker_id = ?1");
@@ -664,7 +680,7 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::Heartbeat(absl::string_vie
   if (sqlite3_changes(db_) == 0)
     return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' is not registered; register again"));
   Statement q(statements_.get(),
-              "SELECT job_id FROM jobs WHERE worker_id = ?1 AND lease_id != '' AND state = ?2 ORDER BY created_ms");
+              "SELECT job_id FROM jobs WHERE worker_id = ?1 AND lease_id > '' AND state = ?2 ORDER BY +created_ms");
   q.BindText(1, worker_id).Bind(2, int64_t{v1::CANCELLED_JOB});
   std::vector<std::string> cancelled;
   while (true) {
@@ -689,17 +705,30 @@ absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id)
 }
 
 absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
-  absl::MutexLock lock(&mu_);
-  Statement q(statements_.get(),
-              "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
+  // The rows are copied under the lock and parsed after it: a fleet's registrations (catalogs of
+  // several KiB each) take long to parse, and every other call waits for the lock meanwhile.
   std::vector<WorkerRecord> out;
-  while (true) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<WorkerRecord> w = ReadWorker(q);
-    if (!w.ok()) return w.status();
-    out.push_back(*std::move(w));
+  std::vector<std::string> infos;
+  {
+    absl::MutexLock lock(&mu_);
+    Statement q(statements_.get(),
+                "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
+    while (true) {
+      absl::StatusOr<bool> row = q.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      WorkerRecord& w = out.emplace_back();
+      w.info.set_worker_id(q.Text(0));
+      w.last_heartbeat_unix_ms = q.Int(2);
+      w.state = q.Text(3);
+      w.current_job_id = q.Text(4);
+      infos.push_back(q.Blob(1));
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string id = out[i].info.worker_id();
+    if (absl::Status s = ParseBlob(infos[i], &out[i].info, "worker info"); !s.ok()) return s;
+    out[i].info.set_worker_id(id);
   }
   return out;
 }

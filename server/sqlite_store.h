@@ -65,7 +65,8 @@ class SqliteStore final : public Store {
     int64_t lease_expires_ms = 0;
   };
 
-  explicit SqliteStore(sqlite3* db) : db_(db), statements_(std::make_unique<sqlite::StatementCache>(db)) {}
+  SqliteStore(sqlite3* db, bool fsync_each_commit)
+      : fsync_each_commit_(fsync_each_commit), db_(db), statements_(std::make_unique<sqlite::StatementCache>(db)) {}
 
   absl::StatusOr<JobRow> LoadJob(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The job holding lease_id, when the lease is still live at now_ms; FAILED_PRECONDITION otherwise.
@@ -76,6 +77,7 @@ class SqliteStore final : public Store {
   // Recomputes a worker's state and current job from the leases it holds.
   absl::Status RefreshWorker(absl::string_view worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const bool fsync_each_commit_;
   absl::Mutex mu_;
   sqlite3* db_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<sqlite::StatementCache> statements_ ABSL_GUARDED_BY(mu_);  // Of db_; finalized before it closes.

@@ -5,11 +5,31 @@
 
 namespace kbench::server::sqlite {
 
+namespace {
+
+// The status for an SQLite result code. A full disk or a failing one is the operator's to fix, not a
+// bug: RESOURCE_EXHAUSTED and UNAVAILABLE, naming the database file, so that a caller sees what to free.
+absl::Status StatusOf(sqlite3* db, int rc, std::string msg) {
+  const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  const std::string where = file != nullptr && *file != '\0' ? absl::StrCat(" (database ", file, ")") : "";
+  switch (rc & 0xff) {
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(msg);
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(absl::StrCat(msg, where, "; free space on the database's disk"));
+    case SQLITE_IOERR:
+      return absl::UnavailableError(absl::StrCat(msg, where, "; check the database's disk"));
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+}  // namespace
+
 absl::Status Error(sqlite3* db, int rc, absl::string_view what) {
   std::string msg = absl::StrCat("sqlite: ", what, ": ", sqlite3_errstr(rc));
   if (db != nullptr && sqlite3_errcode(db) == rc) absl::StrAppend(&msg, " (", sqlite3_errmsg(db), ")");
-  if ((rc & 0xff) == SQLITE_CONSTRAINT) return absl::AlreadyExistsError(msg);
-  return absl::InternalError(msg);
+  return StatusOf(db, rc, std::move(msg));
 }
 
 absl::Status Exec(sqlite3* db, const char* sql) {
@@ -18,7 +38,7 @@ absl::Status Exec(sqlite3* db, const char* sql) {
   if (rc == SQLITE_OK) return absl::OkStatus();
   std::string msg = absl::StrCat("sqlite: ", err != nullptr ? err : sqlite3_errstr(rc), " in: ", sql);
   sqlite3_free(err);
-  return absl::InternalError(msg);
+  return StatusOf(db, rc, std::move(msg));
 }
 
 StatementCache::~StatementCache() {

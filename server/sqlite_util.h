@@ -14,7 +14,8 @@
 
 namespace kbench::server::sqlite {
 
-// The SQLite error of db as a Status; SQLITE_CONSTRAINT becomes ALREADY_EXISTS.
+// The SQLite error of db as a Status; SQLITE_CONSTRAINT becomes ALREADY_EXISTS, a full disk
+// (SQLITE_FULL) RESOURCE_EXHAUSTED and an I/O error UNAVAILABLE, both naming the database file.
 absl::Status Error(sqlite3* db, int rc, absl::string_view what);
 
 // Runs SQL text that returns no rows (may hold several statements).

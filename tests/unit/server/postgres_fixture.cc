@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,7 +124,7 @@ absl::Status Run(const std::vector<std::string>& argv, const std::optional<RunAs
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(bool durable_commits) {
   absl::StatusOr<std::string> bin = FindBinDir();
   if (!bin.ok()) return bin.status();
   absl::StatusOr<std::optional<RunAs>> user = ServerUser();
@@ -131,10 +132,10 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   std::string templ = (fs::temp_directory_path() / "kbench-pg-XXXXXX").string();
   if (mkdtemp(templ.data()) == nullptr) return absl::InternalError(absl::StrCat("mkdtemp ", templ, " failed"));
   std::unique_ptr<PostgresServer> server(new PostgresServer(templ, *bin));
+  server->durable_commits_ = durable_commits;
   if (user->has_value() && chown(templ.c_str(), (*user)->uid, (*user)->gid) != 0)
     return absl::InternalError(absl::StrCat("cannot hand ", templ, " to the postgres user"));
   const std::string data = templ + "/data";
-  const std::string log = templ + "/server.log";
   if (absl::Status s = Run({*bin + "/initdb", "-D", data, "-U", kSuperuser, "-A", "trust", "-E", "UTF8",
                             "--locale=C", "--no-sync", "--no-instructions"},
                            *user, templ + "/initdb.log");
@@ -144,17 +145,67 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
   for (int attempt = 0; attempt < kStartAttempts && !started.ok(); ++attempt) {
     absl::StatusOr<int> port = FreePort();
     if (!port.ok()) return port.status();
-    // A throwaway server: durability settings off, for speed.
-    const std::string options = absl::StrCat("-c listen_addresses=127.0.0.1 -p ", *port, " -k ", templ,
-                                             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-                                             " -c max_connections=200");
-    started = Run({*bin + "/pg_ctl", "-D", data, "-l", log, "-w", "-t", "60", "-o", options, "start"}, *user,
-                  templ + "/pg_ctl.log");
-    if (started.ok()) server->port_ = *port;
+    started = server->StartOn(*port);
   }
-  if (!started.ok()) return absl::InternalError(absl::StrCat(started.message(), "\nserver log:\n", ReadFile(log)));
-  server->running_ = true;
+  if (!started.ok()) return started;
   return server;
+}
+
+absl::Status PostgresServer::StartOn(int port) {
+  absl::StatusOr<std::optional<RunAs>> user = ServerUser();
+  if (!user.ok()) return user.status();
+  const std::string log = dir_ + "/server.log";
+  // A throwaway server: durability settings off, for speed; with durable_commits a commit's WAL is
+  // written before it returns, which is all a killed server (not a crashed OS) needs.
+  const std::string options = absl::StrCat("-c listen_addresses=127.0.0.1 -p ", port, " -k ", dir_,
+                                           " -c fsync=off -c full_page_writes=off -c synchronous_commit=",
+                                           durable_commits_ ? "on" : "off", " -c max_connections=200");
+  absl::Status s = Run({bin_dir_ + "/pg_ctl", "-D", dir_ + "/data", "-l", log, "-w", "-t", "60", "-o", options,
+                        "start"},
+                       *user, dir_ + "/pg_ctl.log");
+  if (!s.ok()) return absl::InternalError(absl::StrCat(s.message(), "\nserver log:\n", ReadFile(log)));
+  port_ = port;
+  running_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status PostgresServer::Kill() {
+  if (!running_) return absl::FailedPreconditionError("the test PostgreSQL server is not running");
+  // The postmaster's pid is the first line of postmaster.pid; its backends are its children.
+  std::istringstream pid_file(ReadFile(dir_ + "/data/postmaster.pid"));
+  pid_t postmaster = 0;
+  if (!(pid_file >> postmaster) || postmaster <= 0)
+    return absl::InternalError("no pid in the test server's postmaster.pid");
+  std::vector<pid_t> pids = {postmaster};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const pid_t pid = std::atoi(entry.path().filename().c_str());
+    if (pid <= 0) continue;
+    // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ')'.
+    const std::string stat = ReadFile(entry.path() / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == postmaster) pids.push_back(pid);
+  }
+  for (pid_t pid : pids) kill(pid, SIGKILL);
+  running_ = false;
+  // Not our children (pg_ctl daemonized them): wait until each is gone, so the restart finds the
+  // shared memory and the port free.
+  for (int i = 0; i < 6000; ++i) {
+    bool alive = false;
+    for (pid_t pid : pids) alive = alive || kill(pid, 0) == 0;
+    if (!alive) return absl::OkStatus();
+    usleep(10'000);
+  }
+  return absl::DeadlineExceededError("the killed test PostgreSQL server did not go away within 60 s");
+}
+
+absl::Status PostgresServer::Restart() {
+  if (running_) return absl::FailedPreconditionError("the test PostgreSQL server is running");
+  return StartOn(port_);
 }
 
 PostgresServer::~PostgresServer() {

@@ -15,7 +15,10 @@ namespace kbench::server::testing {
 
 class PostgresServer {
  public:
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  // durable_commits: a commit returns once its WAL is written (synchronous_commit=on), so that a
+  // killed server loses no committed transaction; the default leaves the WAL to a background writer
+  // (faster; a kill loses the last commits). fsync stays off: only an OS crash would need it.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(bool durable_commits = false);
   ~PostgresServer();  // Stops the server and removes its folder.
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
@@ -26,14 +29,23 @@ class PostgresServer {
   // Creates an empty database with a fresh name and returns its URI.
   absl::StatusOr<std::string> CreateDatabase();
 
+  // Chaos tests: kills the server as a crash would (SIGKILL to the postmaster and every backend) and
+  // waits until they are gone; Restart starts it again on the same data and port (crash recovery).
+  absl::Status Kill();
+  absl::Status Restart();
+
  private:
   PostgresServer(std::string dir, std::string bin_dir) : dir_(std::move(dir)), bin_dir_(std::move(bin_dir)) {}
+
+  // pg_ctl start on port (the socket in dir_).
+  absl::Status StartOn(int port);
 
   std::string dir_;      // Holds data/, the socket and server.log.
   std::string bin_dir_;  // initdb, pg_ctl.
   int port_ = 0;
   bool running_ = false;
   int databases_ = 0;
+  bool durable_commits_ = false;
 };
 
 // The server shared by the tests of this process: started at first use, stopped when the tests end.

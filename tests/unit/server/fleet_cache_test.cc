@@ -1,0 +1,108 @@
+// The fleet view Submit and LeaseJob use (server/fleet_cache.h): two coordinators on one store stand
+// for two replicas. A worker registered through the other one must be usable at once: a job only it
+// can run is accepted (the refusal on the cached view is checked afresh) and it can lease; a worker
+// re-registered here with another catalog is seen at once. Fails if the view is trusted for refusals
+// or for workers changed since it was read.
+#include "server/fleet_cache.h"
+
+#include <memory>
+
+#include "fake_clock.h"
+#include "fixtures.h"
+#include "gtest/gtest.h"
+#include "server/coordinator.h"
+#include "server/sqlite_store.h"
+
+namespace kbench::server {
+namespace {
+
+using testing::CpuWorker;
+using testing::RmsnormSpec;
+
+v1::WorkerInfo VectorAddWorker(const std::string& name) {
+  v1::WorkerInfo w = CpuWorker(name);
+  w.clear_catalog();
+  *w.add_catalog() = testing::VectorAddOp();
+  w.mutable_devices(0)->set_uuid("cpu-" + name);
+  return w;
+}
+
+v1::JobSpec VectorAddSpec() {
+  v1::JobSpec spec;
+  spec.set_op("vector_add");
+  v1::Problem* p = spec.add_problems()->mutable_shape();
+  p->add_dims()->set_value(1024);
+  p->set_dtype(v1::DTYPE_F32);
+  return spec;
+}
+
+class FleetCacheTest : public ::testing::Test {
+ protected:
+  FleetCacheTest() {
+    auto store = SqliteStore::Open(testing::TempDbPath());
+    EXPECT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    CoordinatorConfig config;
+    config.fleet_cache_max_age = std::chrono::hours(1);  // Never expires within the test.
+    here_ = std::make_unique<Coordinator>(config, store_.get(), &clock_);
+    other_ = std::make_unique<Coordinator>(config, store_.get(), &clock_);
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<Coordinator> here_, other_;
+};
+
+TEST_F(FleetCacheTest, AWorkerRegisteredThroughAnotherReplicaIsUsableAtOnce) {
+  ASSERT_TRUE(here_->RegisterWorker(CpuWorker("rms")).ok());
+  ASSERT_TRUE(here_->Submit(RmsnormSpec(), "").ok());  // Caches a view without the vector_add worker.
+  absl::StatusOr<RegisterOutcome> va = other_->RegisterWorker(VectorAddWorker("va"));
+  ASSERT_TRUE(va.ok()) << va.status();
+  absl::StatusOr<SubmitOutcome> job = here_->Submit(VectorAddSpec(), "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  absl::StatusOr<LeaseOutcome> lease = here_->LeaseJob(va->worker_id, "cpu-va");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_TRUE(lease->granted);
+  EXPECT_EQ(lease->job.job_id(), job->job_id);
+}
+
+TEST_F(FleetCacheTest, ARegistrationHereIsSeenAtOnce) {
+  absl::StatusOr<RegisterOutcome> w = here_->RegisterWorker(CpuWorker("w"));
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(here_->Submit(RmsnormSpec(), "").ok());
+  // The same worker comes back with vector_add only: rmsnorm is refused, vector_add accepted.
+  v1::WorkerInfo again = VectorAddWorker("w");
+  again.set_worker_id(w->worker_id);
+  ASSERT_TRUE(here_->RegisterWorker(again).ok());
+  absl::StatusOr<SubmitOutcome> rms = here_->Submit(RmsnormSpec(), "");
+  EXPECT_TRUE(absl::IsInvalidArgument(rms.status())) << rms.status();
+  EXPECT_TRUE(here_->Submit(VectorAddSpec(), "").ok());
+  // Its lease matches the new registration (the vector_add job; the first rmsnorm job is not its).
+  absl::StatusOr<LeaseOutcome> lease = here_->LeaseJob(w->worker_id, "cpu-w");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  ASSERT_TRUE(lease->granted);
+  EXPECT_EQ(lease->job.spec().op(), "vector_add");
+}
+
+TEST_F(FleetCacheTest, ConcurrentCallersShareOneRead) {
+  ASSERT_TRUE(here_->RegisterWorker(CpuWorker("a")).ok());
+  FleetCache cache(std::chrono::hours(1));
+  absl::StatusOr<FleetCache::View> first = cache.Get(store_.get(), FleetCache::Want::kAny);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->cached);
+  absl::StatusOr<FleetCache::View> second = cache.Get(store_.get(), FleetCache::Want::kUnchanged);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->cached);
+  EXPECT_EQ(second->fleet.get(), first->fleet.get());
+  cache.Invalidate(first->fleet->workers().front().info.worker_id());
+  absl::StatusOr<FleetCache::View> any = cache.Get(store_.get(), FleetCache::Want::kAny);
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->changed->size(), 1u);  // Served, with the changed worker named.
+  absl::StatusOr<FleetCache::View> unchanged = cache.Get(store_.get(), FleetCache::Want::kUnchanged);
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_FALSE(unchanged->cached);  // Read again: a worker changed since.
+  EXPECT_TRUE(unchanged->changed->empty());
+}
+
+}  // namespace
+}  // namespace kbench::server
