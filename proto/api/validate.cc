@@ -76,9 +76,14 @@ absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
       if (d.value() < 1) return Invalid(df, absl::StrCat("must be >= 1, got ", d.value()));
     }
   }
-  for (int i = 0; i < spec.dtypes_size(); ++i)
+  // Each problem runs once per listed dtype: a repeated dtype would multiply the expansion (found by
+  // tests/fuzz/validate: 5 KB of them took minutes to expand).
+  std::set<int> seen_dtypes;
+  for (int i = 0; i < spec.dtypes_size(); ++i) {
     if (spec.dtypes(i) == v1::DTYPE_UNSPECIFIED)
       return Invalid(absl::StrCat("spec.dtypes[", i, "]"), "unspecified dtype");
+    if (!seen_dtypes.insert(spec.dtypes(i)).second) return Invalid(absl::StrCat("spec.dtypes[", i, "]"), "given twice");
+  }
   const auto& s = spec.settings();
   if (s.noise_target() < 0 || s.noise_target() >= 1)
     return Invalid("spec.settings.noise_target", absl::StrCat("must be in [0, 1), got ", s.noise_target()));
