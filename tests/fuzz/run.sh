@@ -17,6 +17,10 @@ if [[ $# -lt 1 || ! -d $1 ]]; then
 fi
 dir=$(cd "$1" && pwd)
 seconds=${2:-30}
+if ! [[ $seconds =~ ^[0-9]+$ ]] || ((seconds < 1)); then
+  echo "fuzz: SECONDS must be a whole number >= 1 (libFuzzer reads 0 as no limit), got '$seconds'" >&2
+  exit 2
+fi
 src=$(cd "$(dirname "$0")" && pwd)
 seed=${FUZZ_SEED:-$(( 0x$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null || echo 1) ))}
 work=$(mktemp -d)

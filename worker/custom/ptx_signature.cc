@@ -89,9 +89,10 @@ absl::StatusOr<std::vector<PtxParam>> PtxEntryParams(absl::string_view ptx, absl
           type = t;
           continue;
         }
-        p.name = std::string(t);
+        if (t[0] == '[' && !p.name.empty()) p.name += std::string(t);  // "name [16]": the count, spaced off.
+        else p.name = std::string(t);
       }
-      if (type.empty() || p.name.empty())
+      if (type.empty() || p.name.empty() || p.name[0] == '[')
         return absl::InvalidArgumentError(absl::StrCat("PTX: unreadable parameter of .entry ", entry, ": '", decl, "'"));
       p.size_bytes = ScalarBytes(type);
       p.type = std::string(type);
