@@ -55,7 +55,9 @@ fuzz: deps
 	@cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target kbench_fuzzers
 	@tests/fuzz/run.sh $(FUZZ_BUILD_DIR)/fuzz $(FUZZ_SECONDS)
 
-# Every test but the GPU ones, in a Debug build with AddressSanitizer and UBSan; any report fails the test.
+# Every test but the GPU ones, in a Debug build with AddressSanitizer and UBSan; any report fails the
+# test. deploy_docker_check is left out: it checks that the images' packages bring every library the
+# binaries link, and sanitized binaries link the sanitizer runtimes, which no image installs.
 ASAN_BUILD_DIR ?= build-asan
 SANITIZE_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 sanitize: deps
@@ -63,7 +65,7 @@ sanitize: deps
 	  -DCMAKE_C_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" >/dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j 2 -LE gpu
+	  ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j 2 -LE gpu -E '^deploy_docker_check$$'
 
 clean:
 	rm -rf $(BUILD_DIR)
