@@ -11,6 +11,7 @@ packages=(
   python3 procps
   postgresql  # Server binaries (initdb, pg_ctl) for the PostgreSQL store tests, which start their own server.
   prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
+  clang libclang-rt-dev llvm  # make fuzz: libFuzzer and the sanitizer runtimes; llvm-symbolizer for their reports.
 )
 
 missing=()

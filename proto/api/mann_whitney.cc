@@ -6,8 +6,17 @@
 #include <vector>
 
 namespace kbench::api {
+namespace {
+
+bool HasNan(std::span<const double> s) {
+  return std::any_of(s.begin(), s.end(), [](double x) { return std::isnan(x); });
+}
+
+}  // namespace
 
 MannWhitney MannWhitneyU(std::span<const double> a_in, std::span<const double> b_in) {
+  // NaN is unordered: no sort order, no ranks (and the merge below would never pass it).
+  if (HasNan(a_in) || HasNan(b_in)) return MannWhitney{};
   std::vector<double> a(a_in.begin(), a_in.end());
   std::vector<double> b(b_in.begin(), b_in.end());
   std::sort(a.begin(), a.end());
@@ -17,7 +26,7 @@ MannWhitney MannWhitneyU(std::span<const double> a_in, std::span<const double> b
 
 MannWhitney MannWhitneyUSorted(std::span<const double> a, std::span<const double> b) {
   MannWhitney out;
-  if (a.empty() || b.empty()) return out;
+  if (a.empty() || b.empty() || HasNan(a) || HasNan(b)) return out;
   const double n1 = static_cast<double>(a.size());
   const double n2 = static_cast<double>(b.size());
   const double n = n1 + n2;

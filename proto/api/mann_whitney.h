@@ -10,7 +10,7 @@ namespace kbench::api {
 struct MannWhitney {
   double u = 0;            // U of `a`: pairs (x in a, y in b) with x > y, ties counting one half.
   double z = 0;            // Standardized U; positive when `a` tends to be larger than `b`.
-  double p_two_sided = 1;  // 1 when either sample is empty or every value is tied.
+  double p_two_sided = 1;  // 1 when either sample is empty, holds a NaN, or every value is tied.
 };
 
 // Mann-Whitney U test of `a` against `b`; O((n + m) log(n + m)).

@@ -1,5 +1,6 @@
 #include "worker/custom/ptx_signature.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/numbers.h"
@@ -14,16 +15,20 @@ namespace {
 
 bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.'; }
 
-// Positions just after each ".entry" keyword (not inside a comment).
+// Positions just after each ".entry" keyword (not inside a comment). One pass over each line: a
+// search back to the line's start for each keyword was quadratic in a long line of them.
 std::vector<size_t> EntryPositions(absl::string_view ptx) {
   std::vector<size_t> out;
-  size_t pos = 0;
-  while ((pos = ptx.find(".entry", pos)) != absl::string_view::npos) {
-    const size_t line_start = ptx.rfind('\n', pos) == absl::string_view::npos ? 0 : ptx.rfind('\n', pos) + 1;
-    const bool commented = ptx.substr(line_start, pos - line_start).find("//") != absl::string_view::npos;
-    const bool word = pos + 6 < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[pos + 6]));
-    if (!commented && word) out.push_back(pos + 6);
-    pos += 6;
+  for (size_t line_start = 0; line_start < ptx.size();) {
+    size_t line_end = ptx.find('\n', line_start);
+    if (line_end == absl::string_view::npos) line_end = ptx.size();
+    const absl::string_view line = ptx.substr(line_start, line_end - line_start);
+    const size_t code_end = std::min(line.find("//"), line.size());
+    for (size_t p = line.find(".entry"); p != absl::string_view::npos && p < code_end; p = line.find(".entry", p + 6)) {
+      const size_t pos = line_start + p;
+      if (pos + 6 < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[pos + 6]))) out.push_back(pos + 6);
+    }
+    line_start = line_end + 1;
   }
   return out;
 }
@@ -35,12 +40,17 @@ std::string NameAt(absl::string_view ptx, size_t pos) {
   return std::string(ptx.substr(pos, end - pos));
 }
 
+// PTX scalars are 8 to 128 bits wide; anything else is not a type (and would overflow a byte count).
 int ScalarBytes(absl::string_view type) {
   if (type.size() < 3) return 0;
   int bits = 0;
-  if (!absl::SimpleAtoi(type.substr(2), &bits)) return 0;
+  if (!absl::SimpleAtoi(type.substr(2), &bits) || bits < 8 || bits > 128) return 0;
   return bits / 8;
 }
+
+// More elements than any kernel's parameter space holds (4 KiB, 32 KiB on sm_70+), so that an array's
+// size stays a plain int.
+constexpr int kMaxParamArrayElements = 1 << 16;
 
 }  // namespace
 
@@ -79,15 +89,17 @@ absl::StatusOr<std::vector<PtxParam>> PtxEntryParams(absl::string_view ptx, absl
           type = t;
           continue;
         }
-        p.name = std::string(t);
+        if (t[0] == '[' && !p.name.empty()) p.name += std::string(t);  // "name [16]": the count, spaced off.
+        else p.name = std::string(t);
       }
-      if (type.empty() || p.name.empty())
+      if (type.empty() || p.name.empty() || p.name[0] == '[')
         return absl::InvalidArgumentError(absl::StrCat("PTX: unreadable parameter of .entry ", entry, ": '", decl, "'"));
       p.size_bytes = ScalarBytes(type);
       p.type = std::string(type);
       if (size_t b = p.name.find('['); b != std::string::npos) {
         int count = 0;
-        if (!absl::SimpleAtoi(absl::StripSuffix(absl::string_view(p.name).substr(b + 1), "]"), &count))
+        if (!absl::SimpleAtoi(absl::StripSuffix(absl::string_view(p.name).substr(b + 1), "]"), &count) || count < 1 ||
+            count > kMaxParamArrayElements)
           return absl::InvalidArgumentError(absl::StrCat("PTX: unreadable array parameter '", p.name, "'"));
         p.type += p.name.substr(b);
         p.size_bytes *= count;

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace kbench::worker {
 namespace {
 
 constexpr uint32_t kMaxFrameBytes = 256u << 20;
+constexpr size_t kReadChunkBytes = 1u << 20;
 
 absl::Status WriteAll(int fd, const char* p, size_t n) {
   while (n > 0) {
@@ -64,8 +66,14 @@ absl::Status ReadMessage(int fd, google::protobuf::MessageLite* msg, std::chrono
   if (auto s = ReadAll(fd, reinterpret_cast<char*>(len), 4, deadline, has_deadline); !s.ok()) return s;
   const uint32_t n = len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t(len[3]) << 24);
   if (n > kMaxFrameBytes) return absl::DataLossError(absl::StrCat("frame of ", n, " bytes"));
-  std::string body(n, '\0');
-  if (auto s = ReadAll(fd, body.data(), n, deadline, has_deadline); !s.ok()) return s;
+  // Grown as the bytes arrive, so that a length alone (a corrupt or hostile frame) costs at most a chunk.
+  std::string body;
+  while (body.size() < n) {
+    const size_t have = body.size();
+    const size_t step = std::min<size_t>(n - have, kReadChunkBytes);
+    body.resize(have + step);
+    if (auto s = ReadAll(fd, body.data() + have, step, deadline, has_deadline); !s.ok()) return s;
+  }
   if (!msg->ParseFromString(body)) return absl::DataLossError("malformed message");
   return absl::OkStatus();
 }

@@ -78,5 +78,23 @@ TEST(PtxSignature, A32BitDimIsAContractViolation) {
             absl::string_view::npos);
 }
 
+// Found by tests/fuzz (ptx_signature): sizes that overflowed or went negative, a count spaced off its
+// name that left the parameter nameless. Each is read right or refused, never a wrong size.
+TEST(PtxSignature, ArrayParametersAreBoundedAndMayBeSpaced) {
+  auto spaced = PtxEntryParams(".entry k(.param .align 8 .b64 p [4])\n{}", "k");
+  ASSERT_TRUE(spaced.ok()) << spaced.status();
+  ASSERT_EQ(spaced->size(), 1u);
+  EXPECT_EQ((*spaced)[0].name, "p");
+  EXPECT_EQ((*spaced)[0].size_bytes, 32);
+  for (const char* bad : {".entry k(.param .b64 p[1073741824])", ".entry k(.param .b8 p[-16])",
+                          ".entry k(.param .b8 p[0])", ".entry k(.param .b8 [4])", ".entry k(.param .b4096 p)"})
+    EXPECT_EQ(PtxEntryParams(bad, "k").status().code(), absl::StatusCode::kInvalidArgument) << bad;
+}
+
+TEST(PtxSignature, EntriesOnOneLineAndAfterAComment) {
+  EXPECT_EQ(PtxEntries(".entry a(.param .u64 x) .entry b() // .entry c()\n.entry\td()"),
+            (std::vector<std::string>{"a", "b", "d"}));
+}
+
 }  // namespace
 }  // namespace kbench::worker

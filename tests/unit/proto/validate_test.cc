@@ -64,6 +64,11 @@ TEST(Validate, StructureNamesTheField) {
   spec.add_variants("a");
   spec.add_variants("a");
   ExpectInvalid(ValidateSpecStructure(spec), "spec.variants[1]");
+  spec = SpecWithShape("4x4");
+  spec.add_dtypes(v1::DTYPE_F32);
+  spec.add_dtypes(v1::DTYPE_BF16);
+  spec.add_dtypes(v1::DTYPE_F32);  // Would run every problem twice in f32 (and 1000 of them, 1000 times).
+  ExpectInvalid(ValidateSpecStructure(spec), "spec.dtypes[2]");
   EXPECT_TRUE(ValidateSpecStructure(SpecWithShape("rows=4,cols=4")).ok());
 }
 
