@@ -1,15 +1,14 @@
 #include "worker/cpu_backend.h"
 
 #include <exception>
+#include <functional>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "worker/convert.h"
-#include "worker/correctness.h"
 #include "worker/cpu_calibration.h"
 #include "worker/harness.h"
-#include "worker/host_tensors.h"
+#include "worker/measure/pipeline.h"
 #include "worker/measure_common.h"
-#include "worker/roofline.h"
 
 namespace kbench::worker {
 namespace {
@@ -19,11 +18,55 @@ void SetStatus(v1::Result* r, v1::ResultStatus status, std::string message) {
   r->set_status_message(std::move(message));
 }
 
-// An interruption or failure of the check or the timing, as a result status.
-void SetError(v1::Result* r, const absl::Status& s) {
-  const v1::ResultStatus status = FailureStatus(s);
-  SetStatus(r, status, status == v1::RUNTIME_ERROR ? s.ToString() : std::string(s.message()));
-}
+// The host as the pipeline's device: tensors are the host ones the check fills, a sample is the
+// steady clock around back-to-back calls, a flush writes a buffer twice the LLC.
+class CpuRun final : public DeviceRun {
+ public:
+  CpuRun(const kernels::Variant& variant, const kernels::Problem& problem, const HostTensors& tensors,
+         std::function<void()> flush)
+      : variant_(variant), problem_(problem), tensors_(tensors), flush_(std::move(flush)) {}
+
+  absl::Status RunOnHost(std::span<const kernels::Tensor> t) override {
+    variant_.run_cpu(problem_, t);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<double> Sample(int launches) override {
+    const int64_t start = SteadyNowNs();
+    for (int i = 0; i < launches; ++i) variant_.run_cpu(problem_, tensors_.all());
+    return static_cast<double>(SteadyNowNs() - start);
+  }
+  void Flush() override { flush_(); }
+  std::string FailureMessage(const absl::Status& s, v1::ResultStatus status) const override {
+    return status == v1::RUNTIME_ERROR ? s.ToString() : std::string(s.message());
+  }
+
+ private:
+  const kernels::Variant& variant_;
+  const kernels::Problem& problem_;
+  const HostTensors& tensors_;
+  std::function<void()> flush_;
+};
+
+class CpuDevice final : public MeasureDevice {
+ public:
+  CpuDevice(const v1::DeviceInfo& device, std::function<void()> flush) : device_(device), flush_(std::move(flush)) {}
+
+  std::string SkipReason(const kernels::OpDef& op, const kernels::Variant&, const kernels::Problem& problem) override {
+    if (const int64_t bytes = TensorBytes(op, problem); bytes > device_.memory_bytes() / 2)
+      return absl::StrCat("needs ", bytes, " bytes of host memory, more than half of the ", device_.memory_bytes(),
+                          " this host has");
+    return "";
+  }
+  absl::StatusOr<std::unique_ptr<DeviceRun>> Allocate(const kernels::OpDef&, const kernels::Variant& variant,
+                                                      const kernels::Problem& problem,
+                                                      const HostTensors& host) override {
+    return std::make_unique<CpuRun>(variant, problem, host, flush_);
+  }
+
+ private:
+  const v1::DeviceInfo& device_;
+  std::function<void()> flush_;
+};
 
 }  // namespace
 
@@ -40,13 +83,14 @@ absl::StatusOr<v1::Calibration> CpuBackend::Calibrate() {
 v1::Result CpuBackend::MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
                                   const kernels::Problem& problem, const v1::MeasurementSettings& settings,
                                   const CancelFlag& cancel) {
-  v1::Result r;
-  r.set_op(op.name);
-  r.set_variant(variant.name);
-  *r.mutable_problem() = ToProtoProblem(problem);
-  *r.mutable_device() = device_;
+  v1::Result r = NewResult(*this, op, variant, problem);
+  // The flusher (2 x LLC) is made on the first COLD measurement.
+  CpuDevice cpu(device_, [this] {
+    if (!flusher_) flusher_ = std::make_unique<CacheFlusher>(2 * host_.llc_bytes, host_.threads);
+    flusher_->Flush();
+  });
   try {
-    MeasureInto(op, variant, problem, settings, cancel, &r);
+    MeasureInto(*this, cpu, op, variant, problem, settings, cancel, &r);
   } catch (const std::exception& e) {
     r.clear_timing();
     r.clear_roofline();
@@ -57,53 +101,6 @@ v1::Result CpuBackend::MeasureOne(const kernels::OpDef& op, const kernels::Varia
     SetStatus(&r, v1::RUNTIME_ERROR, "exception of unknown type");
   }
   return r;
-}
-
-void CpuBackend::MeasureInto(const kernels::OpDef& op, const kernels::Variant& variant, const kernels::Problem& problem,
-                         const v1::MeasurementSettings& settings, const CancelFlag& cancel, v1::Result* r) {
-  if (std::string why = SkipReason(variant, problem, kind()); !why.empty()) return SetStatus(r, v1::SKIPPED, why);
-  if (const int64_t bytes = TensorBytes(op, problem); bytes > device_.memory_bytes() / 2)
-    return SetStatus(r, v1::SKIPPED, absl::StrCat("needs ", bytes, " bytes of host memory, more than half of the ",
-                                                  device_.memory_bytes(), " this host has"));
-
-  const int64_t deadline = SteadyNowNs() + settings.timeout_ns();
-  auto interrupted = [&]() -> absl::Status {
-    if (cancel.cancelled()) return absl::CancelledError("cancelled");
-    if (SteadyNowNs() >= deadline)
-      return absl::DeadlineExceededError(absl::StrCat("timeout of ", settings.timeout_ns(), " ns reached"));
-    return absl::OkStatus();
-  };
-
-  HostTensors tensors(op, problem);
-  auto run = [&](std::span<const kernels::Tensor> t) {
-    variant.run_cpu(problem, t);
-    return absl::OkStatus();
-  };
-  absl::StatusOr<v1::Correctness> correctness = CheckCorrectness(op, problem, tensors, settings, run, interrupted);
-  if (!correctness.ok()) return SetError(r, correctness.status());
-  *r->mutable_correctness() = *correctness;
-  if (!correctness->passed()) return SetStatus(r, v1::INCORRECT, DescribeFailure(*correctness));
-
-  HarnessHooks hooks;
-  hooks.sample = [&](int launches) -> absl::StatusOr<double> {
-    const int64_t start = SteadyNowNs();
-    for (int i = 0; i < launches; ++i) variant.run_cpu(problem, tensors.all());
-    return static_cast<double>(SteadyNowNs() - start);
-  };
-  if (settings.cache_mode() != v1::HOT) {
-    if (!flusher_) flusher_ = std::make_unique<CacheFlusher>(2 * host_.llc_bytes, host_.threads);
-    hooks.flush = [this] { flusher_->Flush(); };
-  }
-  hooks.cancel = &cancel;
-  hooks.deadline_ns = deadline;
-  absl::StatusOr<v1::Timing> timing = worker::Measure(settings, hooks);
-  if (!timing.ok()) return SetError(r, timing.status());
-  *r->mutable_timing() = *timing;
-
-  const kernels::Cost cost = op.cost ? op.cost(problem) : kernels::Cost{};
-  *r->mutable_roofline() =
-      ComputeRoofline(cost, timing->median_ns(), ToProtoDtype(problem.dtype), calibration(), datasheet());
-  SetStatus(r, v1::OK, "");
 }
 
 }  // namespace kbench::worker
