@@ -1,5 +1,6 @@
 #include "worker/measure/pipeline.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -80,8 +81,24 @@ void MeasureInto(const Backend& backend, MeasureDevice& device, const kernels::O
   if (!timing.ok()) return SetError(r, run, timing.status());
   run.AnnotateTiming(&*timing);
 
-  // Check again: the hook for re-checking the outputs after timing (a variant that stops working
-  // after N launches) goes here, before the timing is accepted.
+  // Check again: a variant that stops doing its work after the check (after N launches, once warm)
+  // must not be timed as correct. One more trial, the check's last one, on poisoned outputs; only
+  // cancellation interrupts it, since timing may have used the time up to the deadline.
+  v1::MeasurementSettings again = settings;
+  again.set_correctness_trials(1);
+  again.set_seed(settings.seed() + static_cast<uint64_t>(std::max(1, settings.correctness_trials()) - 1));
+  auto cancelled = [&]() -> absl::Status {
+    return cancel.cancelled() ? absl::CancelledError("cancelled") : absl::OkStatus();
+  };
+  absl::StatusOr<v1::Correctness> recheck =
+      CheckCorrectness(op, problem, host, again, run_on_host, cancelled, device_reference);
+  if (std::string e = run.reference_error(); !e.empty()) return SetStatus(r, v1::RUNTIME_ERROR, e);
+  if (!recheck.ok()) return SetError(r, run, recheck.status());
+  if (!recheck->passed()) {
+    if (device_reference) recheck->set_reference(kGpuReferenceName);
+    *r->mutable_correctness() = *recheck;
+    return SetStatus(r, v1::INCORRECT, absl::StrCat("after timing: ", DescribeFailure(*recheck)));
+  }
 
   // Roofline.
   *r->mutable_timing() = *timing;

@@ -22,6 +22,10 @@ namespace kbench::worker::testing {
 //   cuda_good    a CUDA variant (never run here)
 kernels::OpDef MakeScaleOp();
 
+// CPU variant "cpu_quits" of the scale op: out = 2 x for its first `working_calls` calls, then
+// returns without writing (a kernel that skips its work once warm).
+kernels::Variant MakeQuittingVariant(int working_calls);
+
 // A registry holding MakeScaleOp() only.
 const kernels::Registry& TestRegistry();
 
