@@ -10,7 +10,7 @@
 #include "worker/cuda/cuda_util.cuh"
 #include "worker/cuda/nvml.h"
 #include "worker/cuda/resources.h"
-#include "worker/measure_common.h"
+#include "worker/measure/common.h"
 
 namespace kbench::worker {
 namespace {

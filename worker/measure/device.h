@@ -13,8 +13,8 @@
 #include "core/op.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
-#include "worker/correctness.h"
-#include "worker/host_tensors.h"
+#include "worker/measure/correctness.h"
+#include "worker/measure/host_tensors.h"
 
 namespace kbench::worker {
 
@@ -49,7 +49,7 @@ class MeasureDevice {
   virtual ~MeasureDevice() = default;
 
   // Why this device cannot run the problem ("" when it can), after the rules every device shares
-  // (measure_common.h): compute capability, memory.
+  // (measure/common.h): compute capability, memory.
   virtual std::string SkipReason(const kernels::OpDef& op, const kernels::Variant& variant,
                                  const kernels::Problem& problem) = 0;
   // The variant's kernel resources (registers, shared memory), recorded before it runs.

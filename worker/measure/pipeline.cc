@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/convert.h"
-#include "worker/correctness.h"
-#include "worker/harness.h"
-#include "worker/host_tensors.h"
-#include "worker/measure_common.h"
-#include "worker/roofline.h"
+#include "worker/measure/common.h"
+#include "worker/measure/correctness.h"
+#include "worker/measure/harness.h"
+#include "worker/measure/host_tensors.h"
+#include "worker/measure/roofline.h"
 
 namespace kbench::worker {
 namespace {

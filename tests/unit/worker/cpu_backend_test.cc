@@ -1,5 +1,5 @@
 // The CPU backend's MeasureOne on the scale fixture, with tiny settings.
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 #include "gtest/gtest.h"
 #include "test_ops.h"

@@ -7,7 +7,7 @@
 #include "core/op.h"
 #include "core/registry.h"
 #include "kbench/v1/job.pb.h"
-#include "worker/cpu_info.h"
+#include "worker/cpu/cpu_info.h"
 
 namespace kbench::worker::testing {
 

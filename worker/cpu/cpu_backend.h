@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "worker/backend.h"
-#include "worker/cache_flusher.h"
-#include "worker/cpu_info.h"
+#include "worker/cpu/cache_flusher.h"
+#include "worker/cpu/cpu_info.h"
 
 namespace kbench::worker {
 

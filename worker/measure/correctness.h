@@ -10,7 +10,7 @@
 #include "core/op.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
-#include "worker/host_tensors.h"
+#include "worker/measure/host_tensors.h"
 
 namespace kbench::worker {
 

@@ -1,14 +1,14 @@
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 #include <exception>
 #include <functional>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "worker/cpu_calibration.h"
-#include "worker/harness.h"
+#include "worker/cpu/cpu_calibration.h"
+#include "worker/measure/common.h"
+#include "worker/measure/harness.h"
 #include "worker/measure/pipeline.h"
-#include "worker/measure_common.h"
 
 namespace kbench::worker {
 namespace {

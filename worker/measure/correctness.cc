@@ -1,4 +1,4 @@
-#include "worker/correctness.h"
+#include "worker/measure/correctness.h"
 
 #include <vector>
 
