@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 #include "worker/isolation/isolated_backend.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"

@@ -17,7 +17,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "worker/calibration_cache.h"
 #include "worker/catalog.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 #include "worker/job_runner.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"

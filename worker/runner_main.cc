@@ -21,7 +21,7 @@
 #include "core/registry.h"
 #include "kbench/v1/runner.pb.h"
 #include "worker/convert.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 #include "worker/custom/runner_custom.h"
 #include "worker/isolation/framing.h"
 #include "worker/plugin/runner_kernels.h"

@@ -6,7 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include <map>
 #include <memory>
 #include <optional>
 
@@ -30,6 +29,7 @@ class CudaBackend : public Backend {
   bool context_lost() const override { return context_lost_; }
 
  private:
+  friend class CudaMeasureDevice;  // the pipeline's device (cuda_measure.h) uses the stream and events
   CudaBackend() = default;
   // Records a CUDA error; returns its text and marks the context lost when the error is sticky.
   std::string Fail(cudaError_t e, const char* what);

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "worker/roofline.h"
-#include "worker/stats.h"
+#include "worker/measure/roofline.h"
+#include "worker/measure/stats.h"
 
 namespace kbench::worker {
 

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "test_ops.h"
 #include "worker/agent.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 namespace kbench::worker {
 namespace {

@@ -7,11 +7,11 @@
 #include <mutex>
 #include <set>
 
+#include "fake_backend.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "fake_backend.h"
 #include "test_ops.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 namespace kbench::worker {
 namespace {

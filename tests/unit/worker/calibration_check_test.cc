@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "worker/calibration_cache.h"
-#include "worker/roofline.h"
+#include "worker/measure/roofline.h"
 
 namespace kbench::worker {
 namespace {

@@ -1,5 +1,5 @@
 // The correctness check on the scale fixture: a correct variant, a wrong one, a lazy one.
-#include "worker/correctness.h"
+#include "worker/measure/correctness.h"
 
 #include "core/random.h"
 #include "gtest/gtest.h"

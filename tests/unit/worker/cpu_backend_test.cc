@@ -1,5 +1,5 @@
 // The CPU backend's MeasureOne on the scale fixture, with tiny settings.
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 #include "gtest/gtest.h"
 #include "test_ops.h"
@@ -84,6 +84,25 @@ TEST_F(CpuBackendTest, IncorrectVariantReportsCorrectnessAndNoTiming) {
   const v1::Result lazy = Run("cpu_lazy");
   EXPECT_EQ(lazy.status(), v1::INCORRECT);
   EXPECT_GT(lazy.correctness().non_finite(), 0);
+}
+
+// The check again after timing: a variant that passes the check (2 trials) and then stops writing
+// its output is INCORRECT, without a timing; one that keeps working through timing stays OK.
+TEST_F(CpuBackendTest, VariantThatStopsWorkingAfterTheCheckIsIncorrect) {
+  op_.variants.push_back(testing::MakeQuittingVariant(2));
+  const v1::Result r = Run("cpu_quits");
+  EXPECT_EQ(r.status(), v1::INCORRECT) << r.status_message();
+  EXPECT_EQ(r.status_message().rfind("after timing: ", 0), 0u) << r.status_message();
+  EXPECT_FALSE(r.correctness().passed());
+  EXPECT_EQ(r.correctness().trials(), 1);
+  EXPECT_GT(r.correctness().non_finite(), 0);
+  EXPECT_FALSE(r.has_timing());
+  EXPECT_FALSE(r.has_roofline());
+
+  op_.variants.back() = testing::MakeQuittingVariant(1000);
+  const v1::Result steady = Run("cpu_quits");
+  EXPECT_EQ(steady.status(), v1::OK) << steady.status_message();
+  EXPECT_EQ(steady.correctness().trials(), 2);
 }
 
 TEST_F(CpuBackendTest, SkipsWithTheReason) {

@@ -1,15 +1,15 @@
 // Host description parsers and the calibration cache file.
-#include "worker/cpu_info.h"
+#include "worker/cpu/cpu_info.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "gtest/gtest.h"
 #include "fake_backend.h"
+#include "gtest/gtest.h"
 #include "test_ops.h"
 #include "worker/calibration_cache.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 namespace kbench::worker {
 namespace {

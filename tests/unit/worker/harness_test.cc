@@ -1,5 +1,5 @@
 // The measurement loop with a fake sampler on a fake clock: no real time passes.
-#include "worker/harness.h"
+#include "worker/measure/harness.h"
 
 #include <random>
 

@@ -1,5 +1,5 @@
 // The roofline block with hand-computed numbers, and each bound class.
-#include "worker/roofline.h"
+#include "worker/measure/roofline.h"
 
 #include "gtest/gtest.h"
 

@@ -1,13 +1,13 @@
 // Statistics, the stop rule and the settings defaults, on synthetic numbers.
-#include "worker/stats.h"
+#include "worker/measure/stats.h"
 
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "worker/measure/stopping.h"
 #include "worker/settings.h"
-#include "worker/stopping.h"
 
 namespace kbench::worker {
 namespace {

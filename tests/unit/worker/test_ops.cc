@@ -1,5 +1,6 @@
 #include "test_ops.h"
 
+#include <memory>
 #include <stdexcept>
 
 namespace kbench::worker::testing {
@@ -66,6 +67,13 @@ kernels::OpDef MakeScaleOp() {
   cuda.run_cuda = [](const kernels::Problem&, std::span<const Tensor>, void*) { return 0; };
   op.variants.push_back(cuda);
   return op;
+}
+
+kernels::Variant MakeQuittingVariant(int working_calls) {
+  auto calls = std::make_shared<int>(0);
+  return Cpu("cpu_quits", [calls, working_calls](const kernels::Problem& p, std::span<const Tensor> t) {
+    if ((*calls)++ < working_calls) Scale(t[0], t[1], 0, p.dim("n"), 1e18);
+  });
 }
 
 const kernels::Registry& TestRegistry() {

@@ -7,7 +7,7 @@
 #include "core/op.h"
 #include "core/registry.h"
 #include "kbench/v1/job.pb.h"
-#include "worker/cpu_info.h"
+#include "worker/cpu/cpu_info.h"
 
 namespace kbench::worker::testing {
 
@@ -21,6 +21,10 @@ namespace kbench::worker::testing {
 //   cpu_f32      out = 2 x, f32 only
 //   cuda_good    a CUDA variant (never run here)
 kernels::OpDef MakeScaleOp();
+
+// CPU variant "cpu_quits" of the scale op: out = 2 x for its first `working_calls` calls, then
+// returns without writing (a kernel that skips its work once warm).
+kernels::Variant MakeQuittingVariant(int working_calls);
 
 // A registry holding MakeScaleOp() only.
 const kernels::Registry& TestRegistry();

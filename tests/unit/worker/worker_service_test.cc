@@ -5,7 +5,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test_ops.h"
-#include "worker/cpu_backend.h"
+#include "worker/cpu/cpu_backend.h"
 
 namespace kbench::worker {
 namespace {

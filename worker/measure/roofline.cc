@@ -1,4 +1,4 @@
-#include "worker/roofline.h"
+#include "worker/measure/roofline.h"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "worker/backend.h"
-#include "worker/cache_flusher.h"
-#include "worker/cpu_info.h"
+#include "worker/cpu/cache_flusher.h"
+#include "worker/cpu/cpu_info.h"
 
 namespace kbench::worker {
 
@@ -32,9 +32,6 @@ class CpuBackend final : public Backend {
                         const v1::MeasurementSettings& settings, const CancelFlag& cancel) override;
 
  private:
-  void MeasureInto(const kernels::OpDef& op, const kernels::Variant& variant, const kernels::Problem& problem,
-               const v1::MeasurementSettings& settings, const CancelFlag& cancel, v1::Result* result);
-
   CpuBackendOptions options_;
   CpuHostInfo host_;
   v1::DeviceInfo device_;

@@ -1,4 +1,4 @@
-#include "worker/harness.h"
+#include "worker/measure/harness.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "worker/stats.h"
-#include "worker/stopping.h"
+#include "worker/measure/stats.h"
+#include "worker/measure/stopping.h"
 
 namespace kbench::worker {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/host_tensors.h"
+#include "worker/measure/host_tensors.h"
 
 #include <cstdlib>
 #include <new>

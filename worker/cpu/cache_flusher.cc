@@ -1,4 +1,4 @@
-#include "worker/cache_flusher.h"
+#include "worker/cpu/cache_flusher.h"
 
 #include <algorithm>
 #include <cstdlib>

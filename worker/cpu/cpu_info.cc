@@ -1,4 +1,4 @@
-#include "worker/cpu_info.h"
+#include "worker/cpu/cpu_info.h"
 
 #include <sched.h>
 #include <sys/utsname.h>

@@ -1,4 +1,4 @@
-#include "worker/correctness.h"
+#include "worker/measure/correctness.h"
 
 #include <vector>
 
@@ -10,8 +10,10 @@ namespace kbench::worker {
 
 absl::StatusOr<v1::Correctness> CheckCorrectness(const kernels::OpDef& op, const kernels::Problem& problem,
                                                  const HostTensors& tensors, const v1::MeasurementSettings& settings,
-                                                 const RunOnHost& run, const InterruptCheck& interrupted) {
-  if (!op.reference) return absl::FailedPreconditionError(absl::StrCat("op '", op.name, "' has no reference"));
+                                                 const RunOnHost& run, const InterruptCheck& interrupted,
+                                                 const ReferenceFn& reference) {
+  const ReferenceFn& expect = reference ? reference : op.reference;
+  if (!expect) return absl::FailedPreconditionError(absl::StrCat("op '", op.name, "' has no reference"));
   // A problem-dependent tolerance (a K-term sum's rounding grows with K) wins over the dtype's.
   const kernels::Tolerance tol = op.problem_tolerance ? op.problem_tolerance(problem)
                                  : op.tolerance      ? op.tolerance(problem.dtype)
@@ -39,7 +41,7 @@ absl::StatusOr<v1::Correctness> CheckCorrectness(const kernels::OpDef& op, const
 
     for (size_t k = 0; k < output_index.size(); ++k)
       expected[k].assign(static_cast<size_t>(tensors[output_index[k]].numel), 0.0);
-    op.reference(problem, inputs, expected);
+    expect(problem, inputs, expected);
     for (size_t k = 0; k < output_index.size(); ++k) {
       const kernels::Tensor& out = tensors[output_index[k]];
       actual.resize(static_cast<size_t>(out.numel));

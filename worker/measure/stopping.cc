@@ -1,4 +1,4 @@
-#include "worker/stopping.h"
+#include "worker/measure/stopping.h"
 
 namespace kbench::worker {
 

@@ -1,4 +1,4 @@
-#include "worker/measure_common.h"
+#include "worker/measure/common.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,4 +1,4 @@
-#include "worker/cpu_calibration.h"
+#include "worker/cpu/cpu_calibration.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "worker/calibration_cache.h"
 #include "worker/calibration_check.h"
-#include "worker/harness.h"
+#include "worker/measure/harness.h"
 
 namespace kbench::worker {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/stats.h"
+#include "worker/measure/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,240 @@
+#include "worker/cuda/cuda_measure.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "worker/cuda/cuda_util.cuh"
+#include "worker/cuda/nvml.h"
+#include "worker/cuda/resources.h"
+#include "worker/measure/common.h"
+
+namespace kbench::worker {
+namespace {
+
+size_t Bytes(const kernels::Tensor& t) { return static_cast<size_t>(t.numel * kernels::DtypeBytes(t.dtype)); }
+
+// Device buffers for an op's tensors, freed on scope exit.
+class DeviceTensors {
+ public:
+  DeviceTensors(const kernels::OpDef& op, const kernels::Problem& problem) {
+    for (const auto& spec : op.tensors) {
+      kernels::Tensor t{nullptr, spec.numel(problem), spec.dtype(problem)};
+      const size_t bytes = std::max<size_t>(1, static_cast<size_t>(t.numel * kernels::DtypeBytes(t.dtype)));
+      if (cudaError_t e = cudaMalloc(&t.data, bytes); e != cudaSuccess) {
+        error_ = e;
+        cudaGetLastError();
+        return;
+      }
+      tensors_.push_back(t);
+    }
+  }
+  ~DeviceTensors() {
+    for (auto& t : tensors_) cudaFree(t.data);
+  }
+  cudaError_t error() const { return error_; }
+  std::span<const kernels::Tensor> all() const { return tensors_; }
+
+ private:
+  std::vector<kernels::Tensor> tensors_;
+  cudaError_t error_ = cudaSuccess;
+};
+
+// The backend's stream, events and flush buffer one run uses; fail records a CUDA error (and a lost
+// context) and returns its text.
+struct CudaHandles {
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  void* flush_buffer;
+  size_t flush_bytes;
+  std::string uuid;
+  std::function<std::string(cudaError_t, const char*)> fail;
+};
+
+class CudaRun final : public DeviceRun {
+ public:
+  CudaRun(CudaHandles b, const kernels::OpDef& op, const kernels::Variant& variant, const kernels::Problem& problem)
+      : b_(std::move(b)), op_(op), variant_(variant), problem_(problem), dev_(op, problem) {}
+  ~CudaRun() override {
+    for (auto& [n, g] : graphs_)
+      if (g) cudaGraphExecDestroy(g);
+  }
+  cudaError_t allocation_error() const { return dev_.error(); }
+
+  // Upload the seeded inputs, poison the outputs (0xFF bytes: NaN in f32/bf16/f16), launch, copy
+  // the outputs back; the check itself is the host one every backend shares.
+  absl::Status RunOnHost(std::span<const kernels::Tensor> h) override {
+    auto d = dev_.all();
+    cudaStream_t stream = b_.stream;
+    for (size_t i = 0; i < op_.tensors.size(); ++i) {
+      cudaError_t e = op_.tensors[i].is_output
+                          ? cudaMemsetAsync(d[i].data, 0xff, Bytes(d[i]), stream)
+                          : cudaMemcpyAsync(d[i].data, h[i].data, Bytes(h[i]), cudaMemcpyHostToDevice, stream);
+      if (e != cudaSuccess) return absl::InternalError(cuda_error_ = b_.fail(e, "upload"));
+    }
+    if (int e = variant_.run_cuda(problem_, d, stream); e != 0)
+      return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), "launch"));
+    if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+      return absl::InternalError(cuda_error_ = b_.fail(e, "kernel"));
+    for (size_t i = 0; i < op_.tensors.size(); ++i) {
+      if (!op_.tensors[i].is_output) continue;
+      if (cudaError_t e = cudaMemcpy(h[i].data, d[i].data, Bytes(d[i]), cudaMemcpyDeviceToHost); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "download"));
+    }
+    return absl::OkStatus();
+  }
+
+  // GEMM 8192^3 is hours of CPU fp64: past the op's threshold its device fp64 reference checks the
+  // variant instead (tested against the CPU reference on small shapes). It runs after the variant,
+  // on the inputs already uploaded for it, into fp64 buffers that are then copied back.
+  ReferenceFn DeviceReference() override {
+    const bool device_reference =
+        op_.gpu_reference && op_.cost && op_.cost(problem_).flops > op_.gpu_reference_above_flops;
+    if (!device_reference) return {};
+    return [this](const kernels::Problem& p, std::span<const kernels::Tensor>,
+                  std::vector<std::vector<double>>& expected) {
+      std::vector<kernels::Tensor> inputs;
+      for (size_t i = 0; i < op_.tensors.size(); ++i)
+        if (!op_.tensors[i].is_output) inputs.push_back(dev_.all()[i]);
+      std::vector<double*> outs(expected.size(), nullptr);
+      cudaError_t e = cudaSuccess;
+      for (size_t k = 0; k < expected.size() && e == cudaSuccess; ++k)
+        e = cudaMalloc(&outs[k], std::max<size_t>(1, expected[k].size()) * sizeof(double));
+      if (e == cudaSuccess) e = static_cast<cudaError_t>(op_.gpu_reference(p, inputs, outs, b_.stream));
+      if (e == cudaSuccess) e = cudaStreamSynchronize(b_.stream);
+      for (size_t k = 0; k < expected.size() && e == cudaSuccess; ++k)
+        e = cudaMemcpy(expected[k].data(), outs[k], expected[k].size() * sizeof(double), cudaMemcpyDeviceToHost);
+      for (double* o : outs)
+        if (o) cudaFree(o);
+      if (e != cudaSuccess) {
+        reference_error_ = b_.fail(e, "device reference");
+        for (auto& v : expected) std::fill(v.begin(), v.end(), std::numeric_limits<double>::quiet_NaN());
+      }
+    };
+  }
+  std::string reference_error() const override { return reference_error_; }
+
+  absl::StatusOr<double> Sample(int launches) override {
+    if (!nvml_read_) {
+      nvml_ = Nvml::Get();
+      nvml_read_ = true;
+    }
+    cudaStream_t stream = b_.stream;
+    for (int attempt = 0;; ++attempt) {
+      cudaGraphExec_t graph = launches > 1 ? GraphFor(launches) : nullptr;
+      // The spin covers the host's enqueue of the event and the launches behind it.
+      const uint64_t spin_ns = std::min<uint64_t>(20'000 + (graph ? 0 : 8'000ull * launches), 2'000'000);
+      if (cudaError_t e = LaunchSpin(stream, spin_ns); e != cudaSuccess) return absl::InternalError(b_.fail(e, "spin"));
+      cudaEventRecord(b_.start, stream);
+      if (graph) {
+        if (cudaError_t e = cudaGraphLaunch(graph, stream); e != cudaSuccess)
+          return absl::InternalError(cuda_error_ = b_.fail(e, "graph launch"));
+      } else {
+        for (int i = 0; i < launches; ++i)
+          if (int e = variant_.run_cuda(problem_, dev_.all(), stream); e != 0)
+            return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), "launch"));
+      }
+      cudaEventRecord(b_.stop, stream);
+      if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "kernel"));
+      float ms = 0;
+      cudaEventElapsedTime(&ms, b_.start, b_.stop);
+      // A sample taken while the clocks were pulled down by power or heat is not the kernel's time.
+      if (nvml_ && attempt < 20) {
+        auto clocks = nvml_->Read(b_.uuid);
+        if (clocks && clocks->throttled() && clocks->max_sm_clock_mhz &&
+            clocks->sm_clock_mhz < 0.9 * clocks->max_sm_clock_mhz) {
+          ++discarded_;
+          throttled_ = true;
+          continue;
+        }
+      }
+      return static_cast<double>(ms) * 1e6;
+    }
+  }
+  void Flush() override { FlushL2(b_.stream, b_.flush_buffer, b_.flush_bytes); }
+  void AnnotateTiming(v1::Timing* timing) override {
+    timing->set_discarded_throttled(discarded_);
+    timing->set_throttled(throttled_);
+  }
+  std::string FailureMessage(const absl::Status& s, v1::ResultStatus) const override {
+    return cuda_error_.empty() ? std::string(s.message()) : cuda_error_;
+  }
+
+ private:
+  // HOT: one graph of n launches per batch size.
+  cudaGraphExec_t GraphFor(int n) {
+    if (auto it = graphs_.find(n); it != graphs_.end()) return it->second;
+    cudaStream_t stream = b_.stream;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    for (int i = 0; ok && i < n; ++i) ok = variant_.run_cuda(problem_, dev_.all(), stream) == 0;
+    ok = cudaStreamEndCapture(stream, &g) == cudaSuccess && ok;
+    ok = ok && cudaGraphInstantiate(&exec, g, 0) == cudaSuccess;
+    if (g) cudaGraphDestroy(g);
+    if (!ok) {
+      cudaGetLastError();
+      exec = nullptr;  // not capturable (e.g. allocates): plain back-to-back launches instead
+    }
+    graphs_[n] = exec;
+    return exec;
+  }
+
+  CudaHandles b_;
+  const kernels::OpDef& op_;
+  const kernels::Variant& variant_;
+  const kernels::Problem& problem_;
+  DeviceTensors dev_;
+  std::string cuda_error_, reference_error_;
+  std::map<int, cudaGraphExec_t> graphs_;
+  Nvml* nvml_ = nullptr;
+  bool nvml_read_ = false;
+  int discarded_ = 0;
+  bool throttled_ = false;
+};
+
+}  // namespace
+
+std::string CudaMeasureDevice::SkipReason(const kernels::OpDef& op, const kernels::Variant& variant,
+                                          const kernels::Problem& problem) {
+  const v1::DeviceInfo& device = backend_.device_;
+  const int cc = device.compute_capability_major() * 10 + device.compute_capability_minor();
+  if (variant.min_compute_capability > cc)
+    return absl::StrCat("needs compute capability ", variant.min_compute_capability / 10, ".",
+                        variant.min_compute_capability % 10, "; this device is ", cc / 10, ".", cc % 10);
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  const int64_t footprint = TensorBytes(op, problem);
+  if (static_cast<double>(footprint) > 0.9 * static_cast<double>(free_bytes))
+    return absl::StrCat("needs ", footprint, " bytes of device memory; ", free_bytes, " free");
+  return "";
+}
+
+void CudaMeasureDevice::AddResources(const kernels::Variant& variant, const kernels::Problem& problem,
+                                     v1::Result* r) {
+  if (!variant.launches) return;
+  for (auto& kr : KernelResourcesOf(variant.launches(problem), backend_.ordinal_)) *r->add_resources() = std::move(kr);
+}
+
+absl::StatusOr<std::unique_ptr<DeviceRun>> CudaMeasureDevice::Allocate(const kernels::OpDef& op,
+                                                                       const kernels::Variant& variant,
+                                                                       const kernels::Problem& problem,
+                                                                       const HostTensors&) {
+  CudaHandles handles{.stream = backend_.stream_,
+                      .start = backend_.start_,
+                      .stop = backend_.stop_,
+                      .flush_buffer = backend_.flush_buffer_,
+                      .flush_bytes = backend_.flush_bytes_,
+                      .uuid = backend_.device_.uuid(),
+                      .fail = [this](cudaError_t e, const char* what) { return backend_.Fail(e, what); }};
+  auto run = std::make_unique<CudaRun>(std::move(handles), op, variant, problem);
+  if (cudaError_t e = run->allocation_error(); e != cudaSuccess)
+    return absl::ResourceExhaustedError(backend_.Fail(e, "cudaMalloc"));
+  return run;
+}
+
+}  // namespace kbench::worker
