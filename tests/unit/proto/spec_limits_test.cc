@@ -77,8 +77,6 @@ std::vector<Limit> Limits() {
        }},
       {"spec.problems[0].shape.flags[0]", kMaxNameBytes,
        [](v1::JobSpec* s, int64_t n) { s->mutable_problems(0)->mutable_shape()->add_flags(std::string(n, 'f')); }},
-      {"spec.dtypes", kMaxDtypesPerJob,
-       [](v1::JobSpec* s, int64_t n) { for (int64_t i = 0; i < n; ++i) s->add_dtypes(v1::DTYPE_F32); }},
       {"spec.selector.model", kMaxNameBytes,
        [](v1::JobSpec* s, int64_t n) { s->mutable_selector()->set_model(std::string(n, 'm')); }},
       {"spec.selector.labels", kMaxLabels,
@@ -116,6 +114,24 @@ std::vector<Limit> Limits() {
          p->set_head_variant("h");
        }},
   };
+}
+
+// A dtype may be listed once (each problem runs once per dtype), so the count limit is reached only
+// by repeating one: the count is refused first, a repeat next, and every distinct dtype is accepted.
+TEST(SpecLimits, DtypesAreBoundedByCountAndByBeingDistinct) {
+  v1::JobSpec over = BaseSpec();
+  for (int i = 0; i <= kMaxDtypesPerJob; ++i) over.add_dtypes(v1::DTYPE_F32);
+  absl::Status refused = ValidateSpecStructure(over);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+  EXPECT_TRUE(absl::StartsWith(refused.message(), "spec.dtypes:")) << refused.message();
+  v1::JobSpec twice = BaseSpec();
+  twice.add_dtypes(v1::DTYPE_BF16);
+  twice.add_dtypes(v1::DTYPE_BF16);
+  EXPECT_EQ(ValidateSpecStructure(twice).message(), "spec.dtypes[1]: given twice");
+  v1::JobSpec all = BaseSpec();
+  for (int d = v1::Dtype_MIN + 1; d <= v1::Dtype_MAX; ++d) all.add_dtypes(static_cast<v1::Dtype>(d));
+  ASSERT_LT(all.dtypes_size(), kMaxDtypesPerJob);
+  EXPECT_TRUE(ValidateSpecStructure(all).ok()) << ValidateSpecStructure(all);
 }
 
 TEST(SpecLimits, EachLimitAcceptsItsValueAndRefusesOneMore) {
