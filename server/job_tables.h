@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
@@ -25,6 +26,18 @@ struct JobRow {
   std::string lease_id;
   int64_t lease_expires_ms = 0;
 };
+
+// The jobs columns a whole-row read selects, in the order each dialect's ReadJobRow reads them.
+inline constexpr absl::string_view kJobColumns =
+    "job_id, idempotency_key, spec, state, attempts, worker_id, lease_id, lease_expires_ms, created_ms, "
+    "started_ms, finished_ms, error, progress";
+
+// A stored protobuf message (BLOB or BYTEA) parsed into out; DATA_LOSS naming what when it does not parse.
+template <typename Message>
+absl::Status ParseStored(const std::string& bytes, Message* out, absl::string_view what) {
+  if (!out->ParseFromString(bytes)) return absl::DataLossError(absl::StrCat("stored ", what, " does not parse"));
+  return absl::OkStatus();
+}
 
 // A result ready to store: stamped with its job, attempt and worker, samples packed apart.
 struct StoredResult {
@@ -45,6 +58,30 @@ struct LeaseRelease {
   std::optional<v1::Progress> progress;  // nullopt: cleared.
   bool set_finished = false;             // finished_ms = now; else kept.
 };
+
+// A jobs row selected with kJobColumns, read through a dialect's accessors by column index:
+// Text(i), Int(i), Bytes(i), IsNull(i).
+template <typename Columns>
+absl::StatusOr<JobRow> ReadJobColumns(const Columns& c) {
+  JobRow out;
+  v1::Job& job = out.job;
+  job.set_job_id(c.Text(0));
+  job.set_idempotency_key(c.Text(1));
+  if (absl::Status s = ParseStored(c.Bytes(2), job.mutable_spec(), "job spec"); !s.ok()) return s;
+  job.set_state(static_cast<v1::JobState>(c.Int(3)));
+  job.set_attempts(static_cast<int32_t>(c.Int(4)));
+  job.set_worker_id(c.Text(5));
+  out.lease_id = c.Text(6);
+  out.lease_expires_ms = c.Int(7);
+  job.set_created_unix_ms(c.Int(8));
+  job.set_started_unix_ms(c.Int(9));
+  job.set_finished_unix_ms(c.Int(10));
+  job.set_error(c.Text(11));
+  if (!c.IsNull(12)) {
+    if (absl::Status s = ParseStored(c.Bytes(12), job.mutable_progress(), "job progress"); !s.ok()) return s;
+  }
+  return out;
+}
 
 class JobTables {
  public:

@@ -20,24 +20,15 @@ absl::StatusOr<v1::Job> Returned(const absl::StatusOr<Rows>& r) {
 }  // namespace
 
 absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row) {
-  JobRow out;
-  v1::Job& job = out.job;
-  job.set_job_id(r.Text(row, 0));
-  job.set_idempotency_key(r.Text(row, 1));
-  if (absl::Status s = ParseBytes(r.Text(row, 2), job.mutable_spec(), "job spec"); !s.ok()) return s;
-  job.set_state(static_cast<v1::JobState>(r.Int(row, 3)));
-  job.set_attempts(static_cast<int32_t>(r.Int(row, 4)));
-  job.set_worker_id(r.Text(row, 5));
-  out.lease_id = r.Text(row, 6);
-  out.lease_expires_ms = r.Int(row, 7);
-  job.set_created_unix_ms(r.Int(row, 8));
-  job.set_started_unix_ms(r.Int(row, 9));
-  job.set_finished_unix_ms(r.Int(row, 10));
-  job.set_error(r.Text(row, 11));
-  if (!r.IsNull(row, 12)) {
-    if (absl::Status s = ParseBytes(r.Text(row, 12), job.mutable_progress(), "job progress"); !s.ok()) return s;
-  }
-  return out;
+  struct Columns {
+    const Rows& r;
+    int row;
+    std::string Text(int i) const { return r.Text(row, i); }
+    int64_t Int(int i) const { return r.Int(row, i); }
+    std::string Bytes(int i) const { return r.Text(row, i); }  // Text gives bytea as its raw bytes.
+    bool IsNull(int i) const { return r.IsNull(row, i); }
+  };
+  return ReadJobColumns(Columns{r, row});
 }
 
 absl::StatusOr<JobRow> PgJobTables::LoadJob(absl::string_view job_id, bool lock) {

@@ -10,20 +10,8 @@
 
 namespace kbench::server::pg {
 
-// Column list shared by every query that reads whole jobs rows, in ReadJobRow's order.
-inline constexpr absl::string_view kJobColumns =
-    "job_id, idempotency_key, spec, state, attempts, worker_id, lease_id, lease_expires_ms, created_ms, "
-    "started_ms, finished_ms, error, progress";
-
 // Row `row` of r, selected with kJobColumns.
 absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row);
-
-// DATA_LOSS naming what when bytes do not parse as a Message.
-template <typename Message>
-absl::Status ParseBytes(const std::string& bytes, Message* out, absl::string_view what) {
-  if (!out->ParseFromString(bytes)) return absl::DataLossError(absl::StrCat("stored ", what, " does not parse"));
-  return absl::OkStatus();
-}
 
 class PgJobTables final : public JobTables {
  public:

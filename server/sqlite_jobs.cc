@@ -10,24 +10,14 @@
 namespace kbench::server::sqlite {
 
 absl::StatusOr<JobRow> ReadJobRow(const Statement& q) {
-  JobRow out;
-  v1::Job& job = out.job;
-  job.set_job_id(q.Text(0));
-  job.set_idempotency_key(q.Text(1));
-  if (absl::Status s = ParseBlob(q.Blob(2), job.mutable_spec(), "job spec"); !s.ok()) return s;
-  job.set_state(static_cast<v1::JobState>(q.Int(3)));
-  job.set_attempts(static_cast<int32_t>(q.Int(4)));
-  job.set_worker_id(q.Text(5));
-  out.lease_id = q.Text(6);
-  out.lease_expires_ms = q.Int(7);
-  job.set_created_unix_ms(q.Int(8));
-  job.set_started_unix_ms(q.Int(9));
-  job.set_finished_unix_ms(q.Int(10));
-  job.set_error(q.Text(11));
-  if (!q.IsNull(12)) {
-    if (absl::Status s = ParseBlob(q.Blob(12), job.mutable_progress(), "job progress"); !s.ok()) return s;
-  }
-  return out;
+  struct Columns {
+    const Statement& q;
+    std::string Text(int i) const { return q.Text(i); }
+    int64_t Int(int i) const { return q.Int(i); }
+    std::string Bytes(int i) const { return q.Blob(i); }
+    bool IsNull(int i) const { return q.IsNull(i); }
+  };
+  return ReadJobColumns(Columns{q});
 }
 
 absl::StatusOr<JobRow> SqliteJobTables::LoadJob(absl::string_view job_id, bool /*lock*/) {

@@ -10,20 +10,8 @@
 
 namespace kbench::server::sqlite {
 
-// Column list shared by every query that reads whole jobs rows, in ReadJobRow's order.
-inline constexpr absl::string_view kJobColumns =
-    "job_id, idempotency_key, spec, state, attempts, worker_id, lease_id, lease_expires_ms, created_ms, "
-    "started_ms, finished_ms, error, progress";
-
 // The row q stands on, selected with kJobColumns.
 absl::StatusOr<JobRow> ReadJobRow(const Statement& q);
-
-// DATA_LOSS naming what when blob does not parse as a Message.
-template <typename Message>
-absl::Status ParseBlob(const std::string& blob, Message* out, absl::string_view what) {
-  if (!out->ParseFromString(blob)) return absl::DataLossError(absl::StrCat("stored ", what, " does not parse"));
-  return absl::OkStatus();
-}
 
 class SqliteJobTables final : public JobTables {
  public:
