@@ -118,6 +118,7 @@ WHERE job_id = ?1)sql");
 }
 
 absl::Status SqliteJobTables::DeleteAttemptResults(absl::string_view job_id, int32_t attempt) {
+  stored_.reset();  // Its indexes may be among those deleted.
   Statement del(statements_, "DELETE FROM results WHERE job_id = ?1 AND attempt = ?2");
   del.BindText(1, job_id).Bind(2, int64_t{attempt});
   return del.Run();
@@ -125,14 +126,21 @@ absl::Status SqliteJobTables::DeleteAttemptResults(absl::string_view job_id, int
 
 absl::StatusOr<bool> SqliteJobTables::PutResult(const StoredResult& s) {
   const v1::Result& r = s.result;
-  bool existed = false;
-  {
-    Statement q(statements_, "SELECT 1 FROM results WHERE job_id = ?1 AND attempt = ?2 AND idx = ?3");
-    q.BindText(1, r.job_id()).Bind(2, int64_t{r.attempt()}).Bind(3, int64_t{r.index()});
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    existed = *row;
+  if (!stored_ || stored_->job_id != r.job_id() || stored_->attempt != r.attempt()) {
+    stored_ = StoredIndexes{r.job_id(), r.attempt(), {}};
+    Statement q(statements_, "SELECT idx FROM results WHERE job_id = ?1 AND attempt = ?2");
+    q.BindText(1, r.job_id()).Bind(2, int64_t{r.attempt()});
+    while (true) {
+      absl::StatusOr<bool> more = q.Step();
+      if (!more.ok()) {
+        stored_.reset();
+        return more.status();
+      }
+      if (!*more) break;
+      stored_->indexes.insert(q.Int(0));
+    }
   }
+  const bool is_new = stored_->indexes.insert(r.index()).second;
   Statement ins(statements_, R"sql(
 INSERT OR REPLACE INTO results (job_id, attempt, idx, op, variant, problem_label, dtype, status, median_ns, result,
                                 shape, gpu_model, branch, git_sha, finished_ms, utilization, samples, verdict,
@@ -161,7 +169,7 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
       .Bind(21, s.verdict.baseline_median_ns)
       .BindBlob(22, s.samples.order);
   if (absl::Status st = ins.Run(); !st.ok()) return st;
-  return !existed;
+  return is_new;
 }
 
 absl::Status SqliteJobTables::UpsertSeriesPoint(const StoredResult& s) {

@@ -3,6 +3,10 @@
 // asks for nothing more.
 #pragma once
 
+#include <optional>
+#include <set>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/job_tables.h"
@@ -35,7 +39,16 @@ class SqliteJobTables final : public JobTables {
   absl::Status RefreshWorker(absl::string_view worker_id) override;
 
  private:
+  // The indexes stored for one (job, attempt), read once per transaction: a report's results are then
+  // told new or not without a query each.
+  struct StoredIndexes {
+    std::string job_id;
+    int32_t attempt = 0;
+    std::set<int64_t> indexes;
+  };
+
   StatementCache* statements_;
+  std::optional<StoredIndexes> stored_;
 };
 
 }  // namespace kbench::server::sqlite
