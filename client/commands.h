@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/channel.h"
+#include "api/stats/verdict.h"
 #include "client/args.h"
 #include "client/connection.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
@@ -95,11 +96,8 @@ int RunCompare(const std::vector<std::string>& args, const ConnectionFlags& glob
 
 // `compare`'s offline before/after report of two result sets (format_compare.cc): pure, for tests.
 enum class Format;
-struct CompareOptions {
-  double threshold = 0.03;  // Least relative change of the median that counts.
-  double alpha = 0.01;      // Significance level of the two-sided Mann-Whitney U test.
-  int min_samples = 5;      // Fewer raw samples on either side: AMBIGUOUS.
-};
+// threshold, alpha and min_samples with their defaults: api::VerdictRule (api/stats/verdict.h).
+struct CompareOptions : api::VerdictRule {};
 struct CompareReport {
   std::string text;  // The report in the requested format.
   int exit_status = 0;  // 1 when a pair is SLOWER or the head is not OK where the base was OK.

@@ -51,8 +51,10 @@ const CommandSpec& CompareSpec() {
     s.flags = {
         {"base", "FILE", "Offline: results before the change, JSON from `results JOB --format json --samples`"},
         {"head", "FILE", "Offline: results after the change, same format"},
-        {"threshold", "FRACTION", "Least change of the median that counts (default 0.03: 3%)"},
-        {"alpha", "P", "Significance level of the Mann-Whitney U test (default 0.01)"},
+        {"threshold", "FRACTION",
+         absl::StrCat("Least change of the median that counts (default ", api::VerdictRule{}.threshold, ": ",
+                      api::VerdictRule{}.threshold * 100, "%)")},
+        {"alpha", "P", absl::StrCat("Significance level of the Mann-Whitney U test (default ", api::VerdictRule{}.alpha, ")")},
         {"format", "FORMAT", "Output: table, md (the PR comment), json or csv (default table)"},
     };
     for (auto& f : AbCompareFlags()) s.flags.push_back(f);
@@ -65,8 +67,9 @@ const CommandSpec& CompareSpec() {
         "Either side left out is the workers' own suite. Progress on stderr, the report on stdout.\n"
         "The report: Per pair: base and head medians, change, the p-value\n"
         "of a two-sided Mann-Whitney U test on the raw samples, and a verdict: SLOWER or FASTER when the change\n"
-        "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n"
-        "allow a verdict (not significant, or fewer than 5 samples on a side). Unpaired results are listed.\n"
+        "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n" +
+        absl::StrCat("allow a verdict (not significant, or fewer than ", api::VerdictRule{}.min_samples,
+                     " samples on a side). Unpaired results are listed.\n") +
         "Exit status: 0 ok; 1 some pair is SLOWER, or a head result is not OK where the base was OK;\n"
         "2 bad flags, unreadable files, or a side without results (nothing measured is never a pass).";
     s.examples = {

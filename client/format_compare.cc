@@ -9,7 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/mann_whitney.h"
+#include "api/stats/mann_whitney.h"
+#include "api/stats/verdict.h"
 #include "api/names.h"
 #include "client/commands.h"
 #include "client/format.h"
@@ -30,6 +31,16 @@ const char* VerdictName(Verdict v) {
     case Verdict::kAmbiguous: return "AMBIGUOUS";
     default: return "-";
   }
+}
+
+Verdict FromRule(api::ChangeVerdict v) {
+  switch (v) {
+    case api::ChangeVerdict::kSlower: return Verdict::kSlower;
+    case api::ChangeVerdict::kFaster: return Verdict::kFaster;
+    case api::ChangeVerdict::kSame: return Verdict::kSame;
+    case api::ChangeVerdict::kAmbiguous: return Verdict::kAmbiguous;
+  }
+  return Verdict::kAmbiguous;
 }
 
 struct Pair {
@@ -54,11 +65,7 @@ std::string Label(const v1::Result& r) {
 
 double MedianOf(const v1::Result& r) {
   if (r.timing().median_ns() > 0) return r.timing().median_ns();
-  std::vector<double> v(r.timing().samples_ns().begin(), r.timing().samples_ns().end());
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  return api::Median(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()));
 }
 
 std::optional<double> Utilization(const v1::Result& r) {
@@ -84,20 +91,12 @@ Pair Analyze(const v1::Result& base, const v1::Result& head, const CompareOption
   const auto& bs = base.timing().samples_ns();
   const auto& hs = head.timing().samples_ns();
   p.verdict = Verdict::kAmbiguous;
-  if (!p.change || bs.size() < o.min_samples || hs.size() < o.min_samples)
-    return p;
+  if (!p.change || !api::EnoughSamples(bs.size(), hs.size(), o)) return p;
   // z > 0: the head's samples tend to be larger (slower) than the base's.
   const api::MannWhitney mw =
       api::MannWhitneyU(std::span<const double>(hs.data(), hs.size()), std::span<const double>(bs.data(), bs.size()));
   p.p = mw.p_two_sided;
-  const double c = *p.change;
-  if (std::abs(c) <= o.threshold)
-    p.verdict = Verdict::kSame;  // Significant or not, the change is under the least effect that counts.
-  else if (mw.p_two_sided < o.alpha && c > 0 && mw.z > 0)
-    p.verdict = Verdict::kSlower;
-  else if (mw.p_two_sided < o.alpha && c < 0 && mw.z < 0)
-    p.verdict = Verdict::kFaster;
-  // Else the noise does not allow a verdict: AMBIGUOUS.
+  p.verdict = FromRule(api::JudgeEffectFirst(*p.change, mw, o));
   return p;
 }
 

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "api/channel.h"
 #include "api/parse_errors.h"
+#include "api/stats/verdict.h"
 #include "grpcpp/grpcpp.h"
 #include "server/auth/security_flags.h"
 #include "server/auth/server_security.h"
@@ -55,9 +56,10 @@ ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "A job lease expires this long after the
 ABSL_FLAG(int32_t, max_attempts, 3, "Leases a job may be granted before an expired lease fails it");
 ABSL_FLAG(int64_t, worker_lost_after_ms, 15000, "A worker without a heartbeat for this long is shown as lost");
 ABSL_FLAG(int64_t, heartbeat_interval_ms, 2000, "How often workers are told to heartbeat");
-ABSL_FLAG(double, regression_threshold, 0.03,
+ABSL_FLAG(double, regression_threshold, kbench::api::VerdictRule{}.threshold,
           "A result slower than its baseline's median by more than this fraction (and significantly) is SLOWER");
-ABSL_FLAG(double, regression_alpha, 0.01, "Significance level of the Mann-Whitney U test of a result vs its baseline");
+ABSL_FLAG(double, regression_alpha, kbench::api::VerdictRule{}.alpha,
+          "Significance level of the Mann-Whitney U test of a result vs its baseline");
 ABSL_FLAG(int32_t, baseline_results, 10, "Latest OK main-branch results of a series pooled into its baseline");
 ABSL_FLAG(std::string, baseline_branch, "main", "Value of the job label 'branch' whose history is the baseline");
 ABSL_FLAG(int64_t, baseline_cache_mb, 64,

@@ -62,7 +62,11 @@ class PostgresStore final : public Store {
   auto Transact(Body body) -> decltype(body(std::declval<pg::Connection&>()));
   // Runs body(connection) outside a transaction: single statements.
   template <typename Body>
-  auto Read(Body body) -> decltype(body(std::declval<pg::Connection&>()));
+  auto Read(Body body) -> decltype(body(std::declval<pg::Connection&>())) {
+    pg::Pool::Handle conn = pool_->Acquire();
+    if (!conn->EnsureConnected()) return absl::UnavailableError("postgres: connection lost; reconnecting failed");
+    return body(*conn);
+  }
 
   std::unique_ptr<pg::Pool> pool_;
 };

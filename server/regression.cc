@@ -1,4 +1,4 @@
-// The verdict rules (the Mann-Whitney test itself is api::MannWhitneyU).
+// A result against its pooled baseline; the test and the rule are api/stats (mann_whitney.h, verdict.h).
 #include "server/regression.h"
 
 #include <algorithm>
@@ -7,27 +7,12 @@
 #include <span>
 #include <utility>
 
-#include "api/mann_whitney.h"
+#include "api/stats/mann_whitney.h"
+#include "api/stats/verdict.h"
 
 namespace kbench::server {
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return (lower + upper) / 2;
-}
-
 namespace {
-
-double SortedMedian(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
 
 // The runs pooled in ascending order: runs that come sorted (as the stores keep them) are merged
 // pairwise, log2(runs) passes over the pool; others are sorted first.
@@ -69,19 +54,20 @@ RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double curr
   const std::vector<double>& pooled = baseline.samples_ns;
   std::sort(current.begin(), current.end());
   out.baseline_samples = static_cast<int>(pooled.size());
-  out.baseline_median_ns = SortedMedian(pooled);
-  const double median = current.empty() ? current_median_ns : SortedMedian(current);
+  out.baseline_median_ns = api::SortedMedian(pooled);
+  const double median = current.empty() ? current_median_ns : api::SortedMedian(current);
   if (out.baseline_median_ns > 0 && median > 0) out.change_fraction = median / out.baseline_median_ns - 1;
-  if (static_cast<int>(current.size()) < config.min_samples || static_cast<int>(pooled.size()) < config.min_samples ||
-      out.baseline_median_ns <= 0) {
+  if (!api::EnoughSamples(current.size(), pooled.size(), config) || out.baseline_median_ns <= 0) {
     out.verdict = v1::AMBIGUOUS;
     return out;
   }
   out.p_value = api::MannWhitneyUSorted(current, pooled).p_two_sided;
-  if (out.p_value >= config.alpha) out.verdict = v1::SAME;
-  else if (out.change_fraction > config.threshold) out.verdict = v1::SLOWER;
-  else if (out.change_fraction < -config.threshold) out.verdict = v1::FASTER;
-  else out.verdict = v1::AMBIGUOUS;
+  switch (api::JudgeSignificanceFirst(out.change_fraction, out.p_value, config)) {
+    case api::ChangeVerdict::kSame: out.verdict = v1::SAME; break;
+    case api::ChangeVerdict::kSlower: out.verdict = v1::SLOWER; break;
+    case api::ChangeVerdict::kFaster: out.verdict = v1::FASTER; break;
+    case api::ChangeVerdict::kAmbiguous: out.verdict = v1::AMBIGUOUS; break;
+  }
   return out;
 }
 

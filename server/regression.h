@@ -1,7 +1,7 @@
 // Regression detection, pure: a new result's raw samples against the pooled raw samples of its
 // series' baseline (the last OK results on the main branch).
 //
-// The verdict needs both a practical and a statistical difference:
+// The verdict needs both a practical and a statistical difference (api::JudgeSignificanceFirst):
 //   change = median(new samples) / median(pooled baseline samples) - 1
 //   p      = two-sided Mann-Whitney U test of new vs pooled baseline samples (normal approximation
 //            with tie correction and continuity correction)
@@ -18,19 +18,17 @@
 #include <span>
 #include <vector>
 
+#include "api/stats/verdict.h"
 #include "kbench/v1/coordinator.pb.h"
 
 namespace kbench::server {
 
-struct RegressionConfig {
-  double threshold = 0.03;   // Relative change of the median that counts as a regression.
-  double alpha = 0.01;       // Significance level of the two-sided test.
-  int min_samples = 5;       // Fewer samples on either side: AMBIGUOUS.
+// threshold, alpha and min_samples with their defaults: api::VerdictRule (api/stats/verdict.h).
+struct RegressionConfig : api::VerdictRule {
   int baseline_results = 10; // Results of the series' history that form the baseline (the store's query).
 };
 
-// Median of values (mean of the middle two for an even count); 0 for none.
-double Median(std::vector<double> values);
+using api::Median;
 
 struct RegressionAnalysis {
   v1::Verdict verdict = v1::NO_BASELINE;

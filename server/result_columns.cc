@@ -87,4 +87,16 @@ std::vector<double> UnpackInOrder(absl::string_view sorted, absl::string_view or
   return out;
 }
 
+absl::StatusOr<v1::Result> ReadStoredResult(const std::string& message, bool include_samples, bool samples_stored,
+                                            absl::string_view sorted, absl::string_view order) {
+  v1::Result r;
+  if (!r.ParseFromString(message)) return absl::DataLossError("stored result does not parse");
+  if (!include_samples) {
+    r.mutable_timing()->clear_samples_ns();
+  } else if (samples_stored) {
+    for (double d : UnpackInOrder(sorted, order)) r.mutable_timing()->add_samples_ns(d);
+  }
+  return r;
+}
+
 }  // namespace kbench::server

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kbench/v1/common.pb.h"
 #include "kbench/v1/result.pb.h"
@@ -33,5 +34,10 @@ PackedSamples PackSamples(const google::protobuf::RepeatedField<double>& samples
 std::vector<double> UnpackSorted(absl::string_view sorted);
 // The samples in the order they were taken; the sorted ones when order does not fit them.
 std::vector<double> UnpackInOrder(absl::string_view sorted, absl::string_view order);
+
+// A results row back as the API's Result (GetResults): the stored message; without samples unless
+// include_samples, then with the stored ones (samples_stored: the row has them) in the order taken.
+absl::StatusOr<v1::Result> ReadStoredResult(const std::string& message, bool include_samples, bool samples_stored,
+                                            absl::string_view sorted, absl::string_view order);
 
 }  // namespace kbench::server

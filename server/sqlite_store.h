@@ -12,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/sqlite_jobs.h"
 #include "server/sqlite_util.h"
 #include "server/store.h"
 
@@ -58,24 +59,12 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() override;
 
  private:
-  // A jobs row: the API's Job plus the lease columns it does not carry.
-  struct JobRow {
-    v1::Job job;
-    std::string lease_id;
-    int64_t lease_expires_ms = 0;
-  };
-
   SqliteStore(sqlite3* db, bool fsync_each_commit)
       : fsync_each_commit_(fsync_each_commit), db_(db), statements_(std::make_unique<sqlite::StatementCache>(db)) {}
 
-  absl::StatusOr<JobRow> LoadJob(absl::string_view job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The job holding lease_id, when the lease is still live at now_ms; FAILED_PRECONDITION otherwise.
-  absl::StatusOr<JobRow> LoadLiveLease(absl::string_view lease_id, int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves a live lease's expiry to now_ms + ttl_ms and records progress (when given), in row too.
-  absl::Status Extend(JobRow* row, int64_t now_ms, int64_t ttl_ms, const v1::Progress* progress)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Recomputes a worker's state and current job from the leases it holds.
-  absl::Status RefreshWorker(absl::string_view worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs body(tables) under the lock in one BEGIN IMMEDIATE transaction, committed when body succeeds.
+  template <typename Body>
+  auto Transact(Body body) -> decltype(body(std::declval<sqlite::SqliteJobTables&>()));
 
   const bool fsync_each_commit_;
   absl::Mutex mu_;

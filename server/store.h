@@ -1,7 +1,9 @@
 // The coordinator's durable state behind one interface: jobs, their leases, results (with their
 // regression verdicts and series) and workers. SQLite implements it for one coordinator
 // (sqlite_store.h), PostgreSQL for several replicas on one database (postgres_store.h, leases by
-// SELECT ... FOR UPDATE SKIP LOCKED); the store test suite runs against both.
+// SELECT ... FOR UPDATE SKIP LOCKED); the store test suite runs against both. What the job calls
+// decide (requeue or fail, cancelled stays cancelled, result stamping, series upsert, lease expiry)
+// is written once for both, in job_lifecycle.h, over each store's SQL (job_tables.h).
 //
 // Every mutating call is one transaction: when it returns OK the change is committed.
 // Times are Unix milliseconds supplied by the caller, so the store never reads a clock itself.

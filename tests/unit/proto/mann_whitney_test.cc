@@ -1,5 +1,5 @@
-// Tests of the Mann-Whitney U test against hand-computed values.
-#include "api/mann_whitney.h"
+// Tests of the Mann-Whitney U test (api/stats/mann_whitney.h) against hand-computed values.
+#include "api/stats/mann_whitney.h"
 
 #include <limits>
 #include <vector>

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "api/mann_whitney.h"
+#include "api/stats/mann_whitney.h"
 #include "gtest/gtest.h"
 
 namespace kbench::server {

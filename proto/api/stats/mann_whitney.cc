@@ -1,5 +1,5 @@
 // Mann-Whitney U by one merge of the two sorted samples; see mann_whitney.h.
-#include "api/mann_whitney.h"
+#include "api/stats/mann_whitney.h"
 
 #include <algorithm>
 #include <cmath>
