@@ -342,7 +342,7 @@ absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
   }
   for (size_t i = 0; i < out.size(); ++i) {
     const std::string id = out[i].info.worker_id();
-    if (absl::Status s = ParseBlob(infos[i], &out[i].info, "worker info"); !s.ok()) return s;
+    if (absl::Status s = ParseStored(infos[i], &out[i].info, "worker info"); !s.ok()) return s;
     out[i].info.set_worker_id(id);
   }
   return out;
