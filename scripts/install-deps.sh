@@ -13,6 +13,27 @@ packages=(
   prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
 )
 
+# cuobjdump, for the GEMM SASS test of CUDA builds (tests/unit/kernels/gemm_sass_test.cc), which fails
+# without it: some CUDA toolkits come without it (the pip wheels ship only nvcc). Installed from the
+# Python package of the same CUDA major version, linked beside nvcc where CMake looks for it.
+install_cuobjdump() {
+  local nvcc bin major dir
+  nvcc=$(command -v nvcc || true)
+  [[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
+  [[ -n $nvcc ]] || return 0
+  bin=$(dirname "$(readlink -f "$nvcc")")
+  [[ -x $bin/cuobjdump ]] && return 0
+  major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  [[ -n $major ]] || { echo "install-deps: cannot read nvcc's CUDA version" >&2; return 1; }
+  dir=/opt/kbench-tools/cuobjdump-cu$major
+  echo "install-deps: installing cuobjdump (CUDA $major) into $dir" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" \
+    "nvidia-cuda-cuobjdump>=$major,<$((major + 1))"
+  ln -sf "$(find "$dir" -type f -name cuobjdump | head -1)" "$bin/cuobjdump"
+  "$bin/cuobjdump" --version >/dev/null
+}
+install_cuobjdump
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
