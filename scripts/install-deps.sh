@@ -12,6 +12,9 @@ packages=(
   postgresql  # Server binaries (initdb, pg_ctl) for the PostgreSQL store tests, which start their own server.
   prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
 )
+# `kubectl kustomize` for the deploy/k8s check; Debian's kubectl, unless one is installed already
+# (another package's /usr/bin/kubectl would conflict with it).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 # cuobjdump, for the GEMM SASS test of CUDA builds (tests/unit/kernels/gemm_sass_test.cc), which fails
 # without it: some CUDA toolkits come without it (the pip wheels ship only nvcc). Installed from the
