@@ -1,7 +1,7 @@
 # kbench_test(NAME SOURCES ... LIBS ... [LABELS ...]): a GoogleTest binary registered with CTest.
 # Labels: unit, e2e, gpu (needs a GPU; run with `ctest -L gpu` on a GPU host).
-# Every binary links tests/unit/common/test_main.cc: when all of its tests skip (GTEST_SKIP) it exits
-# 77, and CTest reports it Skipped rather than Passed (SKIP_RETURN_CODE).
+# Every binary links tests/unit/common/test_main.cc: when one of its tests skips (GTEST_SKIP) and none
+# fails it exits 77, and CTest reports it Skipped rather than Passed (SKIP_RETURN_CODE).
 set(KBENCH_TEST_MAIN_SOURCE ${CMAKE_CURRENT_LIST_DIR}/../tests/unit/common/test_main.cc)
 
 # The library of that main, made once by whichever test comes first.
