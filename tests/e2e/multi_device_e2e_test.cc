@@ -183,10 +183,12 @@ TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   ASSERT_NO_FATAL_FAILURE(PauseRunnerOf(c, normal, &paused));
 
   // Hot cache: a cold sample first rewrites twice the host's last-level cache (520 MB on a 260 MB L3),
-  // which is not what this test is about.
+  // which is not what this test is about. A 10 s timeout (the watchdog adds the runner's 10 s start
+  // grace): the hang costs 20 s, and cpu_ok, a fresh runner and 200 ms of samples, has a hundred
+  // times what it needs on a starved host (2 s was once too little beside four busy loops).
   const std::string faulty =
       c.Submit({"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang", "--variant", "cpu_ok",
-                "--preset", "small", "--timeout-ms", "2000", "--max-time-ms", "200", "--cache", "hot"});
+                "--preset", "small", "--timeout-ms", "10000", "--max-time-ms", "200", "--cache", "hot"});
   v1::Job f = c.WaitForJob(faulty, JobFinished, seconds(180));
   ASSERT_EQ(f.state(), v1::SUCCEEDED) << f.DebugString();
   auto fres = c.Results(faulty);
