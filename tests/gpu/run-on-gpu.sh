@@ -99,14 +99,14 @@ for phase in $phases; do
       [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
       log "test $(basename "$t")"
       timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
-        >"$out/$(basename "$t").log" 2>&1 || fail "$phase: $(basename "$t") exited $?"
+        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
       tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
       check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
       [[ $phase != gemmtests ]] && continue
       cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
       KBENCH_CUOBJDUMP=$cuobjdump KBENCH_KERNELS_LIB=$bundle/lib/libkbench_kernels.so \
         "$bundle/tests/gemm_sass_test" --gtest_output="xml:$out/gemm_sass_test.xml" >"$out/gemm_sass_test.log" 2>&1 ||
-        fail "$phase: gemm_sass_test exited $?"
+        { rc=$?; fail "$phase: gemm_sass_test exited $rc"; }
       tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
       check gtest "$out/gemm_sass_test.xml" || fail "$phase: gemm_sass_test has failed or skipped tests"
       ;;
@@ -115,7 +115,7 @@ for phase in $phases; do
       log "test $(basename "$t")"
       KBENCH_RUNNER=$bin/kbench-runner timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 \
         --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 ||
-        fail "$phase: $(basename "$t") exited $?"
+        { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
       tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
       check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
       ;;
@@ -181,6 +181,6 @@ for phase in $phases; do
     *) log "unknown phase $phase"; status=2; failed+=("$phase (unknown)") ;;
   esac
 done
-((${#failed[@]} == 0)) || log "failed: ${failed[*]}"
+((${#failed[@]} == 0)) || log "failed: $(printf '%s; ' "${failed[@]}")"
 log "done, status $status"
 exit $status
