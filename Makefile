@@ -33,8 +33,15 @@ test: build
 	  ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2 -LE gpu; \
 	fi
 
+# On a GPU host a skip is a failure: KBENCH_REQUIRE_GPU=1 makes the GPU tests fail where they would
+# skip for want of a GPU, and a test that CTest still reports Skipped fails the target.
 test-gpu: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu
+	@{ KBENCH_REQUIRE_GPU=1 ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu; echo $$? >$(BUILD_DIR)/test-gpu.rc; } \
+	  2>&1 | tee $(BUILD_DIR)/test-gpu.log
+	@rc=$$(cat $(BUILD_DIR)/test-gpu.rc); \
+	if grep -q '(Skipped)' $(BUILD_DIR)/test-gpu.log; then \
+	  echo "make test-gpu: tests skipped on a GPU host (a failure):"; grep '(Skipped)' $(BUILD_DIR)/test-gpu.log; exit 1; \
+	fi; exit $$rc
 
 bundle: build
 	deploy/bundle.sh $(BUILD_DIR) $(BUILD_DIR)/kbench-bundle

@@ -13,6 +13,32 @@ packages=(
   prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
   clang libclang-rt-dev llvm  # make fuzz: libFuzzer and the sanitizer runtimes; llvm-symbolizer for their reports.
 )
+# `kubectl kustomize` for the deploy/k8s check; Debian's kubectl, unless one is installed already
+# (another package's /usr/bin/kubectl would conflict with it).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+
+# cuobjdump and the nvdisasm it runs, for the GEMM SASS test of CUDA builds
+# (tests/unit/kernels/gemm_sass_test.cc), which fails without them: some CUDA toolkits come without
+# them (the pip wheels ship only nvcc). Installed from the Python packages of the same CUDA major
+# version, linked beside nvcc where CMake and cuobjdump look for them.
+install_cuda_tool() {  # TOOL PYTHON-PACKAGE
+  local nvcc bin major dir
+  nvcc=$(command -v nvcc || true)
+  [[ -z $nvcc && -x /usr/local/cuda/bin/nvcc ]] && nvcc=/usr/local/cuda/bin/nvcc
+  [[ -n $nvcc ]] || return 0
+  bin=$(dirname "$(readlink -f "$nvcc")")
+  [[ -x $bin/$1 ]] && return 0
+  major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  [[ -n $major ]] || { echo "install-deps: cannot read nvcc's CUDA version" >&2; return 1; }
+  dir=/opt/kbench-tools/$1-cu$major
+  echo "install-deps: installing $1 (CUDA $major) into $dir" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" \
+    "$2>=$major,<$((major + 1))"
+  ln -sf "$(find "$dir" -type f -name "$1" | head -1)" "$bin/$1"
+  "$bin/$1" --version >/dev/null
+}
+install_cuda_tool cuobjdump nvidia-cuda-cuobjdump
+install_cuda_tool nvdisasm nvidia-cuda-nvdisasm
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,7 @@
 // Prometheus metrics, runs the lease reaper, and shuts down cleanly on SIGTERM or SIGINT. The store
 // is SQLite (a file) by default, PostgreSQL when --db is a postgresql:// URI.
 // On start it prints exactly two lines to stdout (tests read the bound ports from them):
-//   kbench-coordinator listening on <host>:<port>
+//   kbench-coordinator listening on <host>:<port>   (or the unix:PATH it was given)
 //   kbench-coordinator metrics on <host>:<port>
 #include <algorithm>
 #include <csignal>
@@ -19,6 +19,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/channel.h"
@@ -235,7 +236,10 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
       kReapPeriod);
   reaper.Start();
 
-  std::cout << kProgram << " listening on " << HostOf(options.listen) << ":" << port << "\n";
+  // A unix socket has no port to report: its address is the one it was given.
+  const bool unix_socket = absl::StartsWith(options.listen, "unix:");
+  std::cout << kProgram << " listening on "
+            << (unix_socket ? options.listen : HostOf(options.listen) + ":" + std::to_string(port)) << "\n";
   if (metrics_server != nullptr)
     std::cout << kProgram << " metrics on " << HostOf(options.metrics_listen) << ":" << metrics_server->port() << "\n";
   std::cout.flush();

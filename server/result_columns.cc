@@ -19,8 +19,11 @@ std::string SeriesShape(const v1::Problem& problem) {
 }
 
 SeriesKey SeriesOf(const v1::Result& result) {
-  return SeriesKey{result.op(), result.variant(), SeriesShape(result.problem()), result.problem().dtype(),
-                   result.device().name()};
+  std::string shape = SeriesShape(result.problem());
+  // A hot-cache result (data left in L2 between launches) is faster by design: a series of its own,
+  // never in a cold series' baseline nor judged against one.
+  if (result.timing().cache_mode() == v1::HOT) absl::StrAppend(&shape, " hot");
+  return SeriesKey{result.op(), result.variant(), std::move(shape), result.problem().dtype(), result.device().name()};
 }
 
 double Utilization(const v1::Result& result) {

@@ -17,7 +17,8 @@ namespace kbench::server {
 // Dims joined by "x", then the flags: "8192x4096", "32x4096x128 causal".
 std::string SeriesShape(const v1::Problem& problem);
 
-// The series a result belongs to (gpu_model from result.device().name()).
+// The series a result belongs to (gpu_model from result.device().name()); a HOT-cache result's shape
+// carries the flag "hot", so that it never joins a cold series' baseline.
 SeriesKey SeriesOf(const v1::Result& result);
 
 // Utilization against the first (calibrated) roofline ceiling; 0 when the result has none.

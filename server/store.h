@@ -65,7 +65,7 @@ struct WorkerRecord {
 struct SeriesKey {
   std::string op;
   std::string variant;
-  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal").
+  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal"; "hot").
   v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
   std::string gpu_model;  // Device name of the result.
   bool operator<(const SeriesKey& o) const {

@@ -5,7 +5,7 @@
   yaml        every YAML file under deploy/ parses (python3-yaml)
   k8s         kustomization resources exist and are consistent: kinds, names, selectors, ports,
               Secret and ConfigMap references, GPU scheduling, flags known to the binaries
-  kustomize   `kubectl kustomize deploy/k8s/base` builds (skipped, exit 77, without kubectl)
+  kustomize   `kubectl kustomize deploy/k8s/base` builds
   grafana     dashboard JSON: every panel has a datasource and PromQL that promtool parses, over
               metrics that server/metrics.cc defines; provisioning files
   alerts      every metric in alerts.yml is one that server/metrics.cc defines
@@ -17,7 +17,8 @@
               client knows, and creates or updates one marked PR comment
 
 Usage: deploy_check.py CHECK --repo DIR [--coordinator BIN] [--worker BIN] [--client BIN]
-Exit status: 0 pass, 1 fail, 77 skipped (a tool this check needs is absent and optional).
+Exit status: 0 pass, 1 fail. A tool a check needs (promtool, kubectl, systemd-analyze, dpkg-query,
+ldd) is installed by scripts/install-deps.sh: its absence is a failure, never a silent pass.
 """
 import argparse
 import glob
@@ -29,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
 FAILURES = []
 
 
@@ -338,10 +338,9 @@ def cmd_k8s(a):
 # --- kustomize ---
 
 def cmd_kustomize(a):
-    kubectl = os.environ.get("KUBECTL") or shutil.which("kubectl")
+    kubectl = os.environ.get("KUBECTL") or need("kubectl", "kubernetes-client")
     if not kubectl:
-        print("kubectl not found (Debian: kubernetes-client): skipped; `deploy_check.py k8s` checks the structure")
-        sys.exit(SKIP)
+        return
     r = run([kubectl, "kustomize", os.path.join(a.repo, "deploy/k8s/base")])
     if not check(r.returncode == 0, f"kubectl kustomize:\n{r.stderr}"):
         return
@@ -493,9 +492,8 @@ def cmd_systemd(a):
     check("EnvironmentFile=/etc/kbench/worker.env" in open(os.path.join(units, "kbench-worker.service")).read(),
           "kbench-worker.service: reads /etc/kbench/worker.env")
 
-    analyze = shutil.which("systemd-analyze")
+    analyze = need("systemd-analyze", "systemd")
     if not analyze:
-        print("systemd-analyze not found (Debian: systemd): structural checks only")
         return
     if not (a.coordinator and a.worker):
         fail("systemd-analyze verify needs --coordinator and --worker (the ExecStart binaries)")
@@ -583,8 +581,9 @@ def cmd_docker(a):
     if not check(m, "coordinator.Dockerfile: an apt-get install list"):
         return
     wanted = re.findall(r"[\w.+-]+", m.group(1))
-    if not a.coordinator or not shutil.which("dpkg-query") or not shutil.which("ldd"):
-        print("no coordinator binary or dpkg: package coverage not checked")
+    if not check(a.coordinator, "--coordinator (the built binary) is needed for the package coverage"):
+        return
+    if not (need("dpkg-query", "dpkg") and need("ldd", "libc-bin")):
         return
     closure = debian_closure(wanted)
     check(set(wanted) <= closure, f"coordinator.Dockerfile names packages not installed here: "

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <latch>
 #include <map>
 #include <memory>
 #include <set>
@@ -107,8 +108,12 @@ TEST_F(PostgresReplicasTest, ConcurrentLeasesThroughBothReplicasTakeEveryJobOnce
   std::map<std::string, int> lease_replica;                 // lease id -> replica that granted it
   std::atomic<int> errors{0};
   std::vector<std::thread> threads;
+  // Every worker starts leasing at once: none takes the whole queue while the others are still being
+  // started (a loaded host can start threads far apart).
+  std::latch start(static_cast<std::ptrdiff_t>(workers.size()));
   for (const auto& [replica, worker] : workers) {
     threads.emplace_back([&, replica = replica, worker = worker] {
+      start.arrive_and_wait();
       while (true) {
         v1::LeaseJobRequest req;
         req.set_worker_id(worker);

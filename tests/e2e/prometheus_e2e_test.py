@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -61,12 +60,6 @@ def wait_for(what, deadline_s, probe):
             last = e
         time.sleep(POLL)
     raise Failure(f"timed out after {deadline_s}s waiting for {what} (last: {last!r})")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Proc:
@@ -197,13 +190,17 @@ def run(a, tmp, procs):
     procs.append(worker)
     wait_for("the worker to register", 120, lambda: worker.line_word("kbench-worker registered as"))
 
-    # Prometheus on the shipped configuration and rules.
-    port = free_port()
+    # Prometheus on the shipped configuration and rules, on a port it picks itself (a port found free
+    # here and bound there later could be taken meanwhile by another test under ctest -j); it logs the
+    # bound address at level info: msg="Listening on" address=127.0.0.1:PORT.
     prom = Proc("prometheus", [a.prometheus, "--config.file", write_config(a.repo, tmp, metrics),
                                "--storage.tsdb.path", os.path.join(tmp, "tsdb"),
-                               "--web.listen-address", f"127.0.0.1:{port}", "--log.level", "warn"], tmp)
+                               "--web.listen-address", "127.0.0.1:0", "--log.level", "info"], tmp)
     procs.append(prom)
-    api = Prometheus(f"http://127.0.0.1:{port}")
+    listening = wait_for("prometheus's bound address", 60, lambda: prom.line_word('msg="Listening on"'))
+    if not re.fullmatch(r"address=127\.0\.0\.1:[1-9][0-9]*", listening):
+        raise Failure(f"prometheus: unexpected listening line ending {listening[:80]!r}")
+    api = Prometheus(f"http://{listening[len('address='):]}")
 
     def ready():
         if prom.p.poll() is not None:

@@ -14,6 +14,7 @@
 
 #include "broken_kernels.h"
 #include "core/registry.h"
+#include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -57,8 +58,7 @@ TEST(BrokenKernels, ExposedButNotRegistered) {
 }
 
 TEST(BrokenKernels, OutOfBoundsWriteFaults) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -71,8 +71,7 @@ TEST(BrokenKernels, OutOfBoundsWriteFaults) {
 }
 
 TEST(BrokenKernels, HangKeepsRunning) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {

@@ -11,6 +11,7 @@
 #include "core/compare.h"
 #include "core/random.h"
 #include "core/registry.h"
+#include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -112,8 +113,7 @@ TEST(CudaLadders, LaunchDescriptions) {
 // The functions in launches() are kernels the runtime knows (a wrong pointer fails here), and their
 // block sizes fit their resource use. Prints registers, shared memory and local memory (spills).
 TEST(CudaLadders, KernelAttributes) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   for (const OpDef& op : BuiltinRegistry().ops()) {
     for (const Variant* v : CudaVariants(op)) {
       std::vector<Problem> problems;

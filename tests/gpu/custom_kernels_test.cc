@@ -13,6 +13,7 @@
 #include "api/names.h"
 #include "api/shape.h"
 #include "core/registry.h"
+#include "gpu_presence.h"
 #include "gtest/gtest.h"
 #include "worker/catalog.h"
 #include "worker/custom/contract.h"
@@ -38,8 +39,10 @@ v1::LaunchContract ContractOf(const std::string& op) { return *MakeLaunchContrac
 class CustomKernelsGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    KBENCH_REQUIRE_GPU_OR_SKIP();
+    // A GPU is there: a runner that is missing or does not start is a failure, not a skip.
     const std::string runner = RunnerPath();
-    if (runner.empty()) GTEST_SKIP() << "kbench-runner not found (set KBENCH_RUNNER)";
+    ASSERT_FALSE(runner.empty()) << "kbench-runner not found beside the test (set KBENCH_RUNNER)";
     // A secret in the worker's environment before the runner starts: it must never reach a result.
     setenv("KBENCH_TOKEN", kSecret, 1);
     auto backend = IsolatedBackend::Create({.runner_path = runner,
@@ -48,7 +51,7 @@ class CustomKernelsGpuTest : public ::testing::Test {
                                             .log_path = "/tmp/kbench-custom-gpu-test-runner.log",
                                             .quick_calibration = true},
                                            kernels::Backend::kCuda);
-    if (!backend.ok()) GTEST_SKIP() << "no usable GPU runner: " << backend.status();
+    ASSERT_TRUE(backend.ok()) << "the CUDA runner did not start: " << backend.status();
     backend_ = std::move(*backend);
     catalog_ = std::make_unique<Catalog>(kernels::BuiltinRegistry(), std::set<kernels::Backend>{kernels::Backend::kCuda});
     runner_ = std::make_unique<JobRunner>(*catalog_, *backend_);
@@ -216,7 +219,7 @@ TEST_F(CustomKernelsGpuTest, OutOfBoundsAndHangCostOneResultEach) {
   EXPECT_EQ(results[1].status(), v1::TIMEOUT) << results[1].status_message();
   EXPECT_EQ(results[2].status(), v1::OK) << results[2].status_message();
   EXPECT_TRUE(results[2].correctness().passed());
-  EXPECT_GE(backend_->runner_starts(), starts + 2);  // a fresh runner after the fault and after the hang
+  EXPECT_EQ(backend_->runner_starts(), starts + 2);  // one fresh runner after the fault, one after the hang
 }
 
 }  // namespace

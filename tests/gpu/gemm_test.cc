@@ -12,7 +12,7 @@
 //   GemmLadder.*: registration (names, order, skip reasons, launch descriptions), that the rungs
 //     meant for the canonical and decode presets do not skip them, and cublas_tf32 under a tf32
 //     tolerance on an op copy that lists tf32.
-// Skips cleanly (GTEST_SKIP) where no GPU is present.
+// Skips (GTEST_SKIP) only where no GPU is visible; fails where one is but CUDA cannot use it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,6 +33,7 @@
 #include "core/random.h"
 #include "core/registry.h"
 #include "gemm/gemm/gemm.h"
+#include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -251,8 +252,7 @@ std::string VariantName(const ::testing::TestParamInfo<const Variant*>& info) { 
 class GemmVariantTest : public ::testing::TestWithParam<const Variant*> {};
 
 TEST_P(GemmVariantTest, MatchesCpuReference) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef& op = GemmOp();
   const Variant& v = *GetParam();
   int ran = 0;
@@ -289,8 +289,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmVariantTest);
 
 // The fp64 device reference against the CPU reference: exact products summed in the same order.
 TEST(GemmGpuReference, MatchesCpuReference) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef& op = GemmOp();
   ASSERT_TRUE(op.gpu_reference) << "the CUDA build sets gemm's gpu_reference";
   EXPECT_DOUBLE_EQ(op.gpu_reference_above_flops, 2e9) << "left at the op model's default";
@@ -376,8 +375,7 @@ TEST(GemmLadder, Registration) {
 // and again on a poisoned C, it writes the same bits every time (a counter left behind would make the
 // next launch skip a column group's final sum and leave NaN there).
 TEST(GemmLadder, SplitKGemvIsBitwiseRepeatable) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef& op = GemmOp();
   const Variant* v = op.find_variant("cuda_gemv_split_k");
   ASSERT_NE(v, nullptr);
@@ -435,8 +433,7 @@ TEST(GemmLadder, PerformanceRungsAcceptTheirShapes) {
   const std::string tma = skip_of("cuda_wgmma_tma", MakeProblem(op, {769, 321, 131}), Dtype::kBF16);
   EXPECT_NE(tma.find("multiples of 8"), std::string::npos) << tma;
   // On Hopper the wgmma rung takes the canonical shapes; elsewhere it says why not.
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU for the device-dependent part: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   int device = 0, major = 0, minor = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
@@ -455,8 +452,7 @@ TEST(GemmLadder, PerformanceRungsAcceptTheirShapes) {
 // bits of each input (relative error 2^-11), so a sum of K products is off by ~2^-11 * s(K) with
 // s(K) = sqrt(K)/3 the typical size of the sum (the f32 tolerance's reasoning, 2^13 times looser).
 TEST(GemmLadder, CublasTf32UnderTf32Tolerance) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   EXPECT_EQ(GemmOp().find_variant("cublas_tf32") != nullptr,
             std::find(GemmOp().dtypes.begin(), GemmOp().dtypes.end(), Dtype::kTF32) != GemmOp().dtypes.end())
       << "cublas_tf32 is registered exactly when gemm lists dtype tf32";

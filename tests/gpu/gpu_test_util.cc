@@ -63,23 +63,6 @@ std::string Describe(const OpDef& op, const Variant& v, const Problem& p, const 
 
 }  // namespace
 
-bool GpuAvailable(std::string* why) {
-  static int count = -1;
-  static std::string reason;
-  if (count < 0) {
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-      reason = "cudaGetDeviceCount: " + CudaText(e);
-      count = 0;
-      cudaGetLastError();  // not sticky; clear it
-    } else if (count == 0) {
-      reason = "no CUDA device";
-    }
-  }
-  if (why) *why = reason;
-  return count > 0;
-}
-
 std::string& FirstFatalError() {
   static std::string first;
   return first;

@@ -1,6 +1,6 @@
-// Helpers of the GPU tests: whether a device is usable, the problems each op is checked on, device
-// tensors with guard bands and alignment offsets, and one correctness check of a CUDA variant
-// against the op's CPU reference, described in words when it fails.
+// Helpers of the GPU tests (whether they run at all: gpu_presence.h): the problems each op is
+// checked on, device tensors with guard bands and alignment offsets, and one correctness check of a
+// CUDA variant against the op's CPU reference, described in words when it fails.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +11,6 @@
 #include "core/op.h"
 
 namespace kbench::kernels::testing {
-
-// True when a CUDA device can be used; otherwise *why says what cudaGetDeviceCount reported.
-bool GpuAvailable(std::string* why);
 
 // The first CUDA error that can leave the context unusable (a fault in a kernel). Once set, later
 // GPU checks report it rather than the confusing errors that follow it.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/registry.h"
+#include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
 
@@ -19,8 +20,7 @@ namespace kbench::kernels::testing {
 namespace {
 
 TEST(LayernormOffsetTest, FarFromZeroMeansMatchTheReference) {
-  std::string why;
-  if (!GpuAvailable(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef* base = BuiltinRegistry().Find("layernorm");
   ASSERT_NE(base, nullptr);
   ASSERT_EQ(base->tensors[0].name, "x");

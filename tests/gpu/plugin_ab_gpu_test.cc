@@ -2,6 +2,7 @@
 // 16-byte-vector rung (known to be several times slower on a large problem) gives SLOWER one way
 // and FASTER the other; the vector rung against itself gives SAME.
 #include "client/commands.h"
+#include "gpu_presence.h"
 #include "core/registry.h"
 #include "gtest/gtest.h"
 #include "worker/convert.h"
@@ -25,7 +26,9 @@ class AbGpuTest : public ::testing::Test {
     if (cal.ok()) backend_->set_calibration(*cal);
   }
   void SetUp() override {
-    if (backend_ == nullptr) GTEST_SKIP() << "no CUDA device: " << why_;
+    KBENCH_REQUIRE_GPU_OR_SKIP();
+    // A GPU is there: a backend that did not start is a failure, not a skip.
+    ASSERT_NE(backend_, nullptr) << "the CUDA backend did not start: " << why_;
     op_ = kernels::BuiltinRegistry().Find("rmsnorm");
     ASSERT_NE(op_, nullptr);
   }

@@ -101,7 +101,7 @@ TEST_F(PluginRunnerTest, CrashAndHangInAPluginCostOneResultEach) {
     EXPECT_EQ(r.ab_side(), v1::AB_SIDE_UNSPECIFIED);
     EXPECT_EQ(r.job_id(), "j-test");
   }
-  EXPECT_GE(backend_->runner_starts(), 3);  // The crash and the hang each cost a fresh runner.
+  EXPECT_EQ(backend_->runner_starts(), 3);  // The first, then one fresh runner after the crash and one after the hang.
 }
 
 TEST_F(PluginRunnerTest, AbJobFindsTheSlowerHeadAndPinsACrashOnItsSide) {

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
 
@@ -18,14 +20,23 @@ std::string Exposition(const Metrics& m) {
   return prometheus::TextSerializer().Serialize(m.registry()->Collect());
 }
 
-bool Has(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
+// Whether the exposition has exactly this line: "x_total 2" must not pass on "x_total 20" or on
+// "y_x_total 2".
+bool HasLine(const std::string& text, const std::string& line) {
+  for (absl::string_view l : absl::StrSplit(text, '\n'))
+    if (absl::StripSuffix(l, "\r") == line) return true;
+  return false;
+}
+
+// Whether the text mentions `part` anywhere (for what must be absent).
+bool Mentions(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(Metrics, ObserverCallsUpdateTheFamilies) {
   Metrics m;
   std::string text = Exposition(m);
   // Every final state and status is exported at zero from the start.
-  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"failed\"} 0")) << text;
-  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"incorrect\"} 0")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_finished_total{state=\"failed\"} 0")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_results_total{status=\"incorrect\"} 0")) << text;
 
   m.JobSubmitted();
   m.JobSubmitted();
@@ -44,25 +55,25 @@ TEST(Metrics, ObserverCallsUpdateTheFamilies) {
   m.Snapshot(snap);
 
   text = Exposition(m);
-  EXPECT_TRUE(Has(text, "kbench_jobs_submitted_total 2")) << text;
-  EXPECT_TRUE(Has(text, "kbench_jobs_requeued_total 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"succeeded\"} 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_jobs_finished_total{state=\"cancelled\"} 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"ok\"} 2")) << text;
-  EXPECT_TRUE(Has(text, "kbench_results_total{status=\"timeout\"} 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_queue_depth 4")) << text;
-  EXPECT_TRUE(Has(text, "kbench_jobs_running 2")) << text;
-  EXPECT_TRUE(Has(text, "kbench_workers{gpu_model=\"NVIDIA H100\",state=\"idle\"} 3")) << text;
-  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_count{phase=\"queue\"} 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_count{phase=\"run\"} 1")) << text;  // The cancel never ran.
-  EXPECT_TRUE(Has(text, "kbench_job_duration_seconds_bucket{phase=\"run\",le=\"30\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_submitted_total 2")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_requeued_total 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_finished_total{state=\"succeeded\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_finished_total{state=\"cancelled\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_results_total{status=\"ok\"} 2")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_results_total{status=\"timeout\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_queue_depth 4")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_jobs_running 2")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_workers{gpu_model=\"NVIDIA H100\",state=\"idle\"} 3")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_job_duration_seconds_count{phase=\"queue\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_job_duration_seconds_count{phase=\"run\"} 1")) << text;  // The cancel never ran.
+  EXPECT_TRUE(HasLine(text, "kbench_job_duration_seconds_bucket{phase=\"run\",le=\"30\"} 1")) << text;
 
   // A label set that vanishes from the fleet vanishes from the exposition.
   snap.workers.erase({"lost", "NVIDIA A100"});
   m.Snapshot(snap);
   text = Exposition(m);
-  EXPECT_FALSE(Has(text, "NVIDIA A100")) << text;
-  EXPECT_TRUE(Has(text, "NVIDIA H100")) << text;
+  EXPECT_FALSE(Mentions(text, "NVIDIA A100")) << text;
+  EXPECT_TRUE(Mentions(text, "NVIDIA H100")) << text;
 }
 
 TEST(Metrics, WorkerCeilingsHealthAndSeriesGauges) {
@@ -82,24 +93,24 @@ TEST(Metrics, WorkerCeilingsHealthAndSeriesGauges) {
   m.Snapshot(snap);
 
   std::string text = Exposition(m);
-  EXPECT_TRUE(Has(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} "
+  EXPECT_TRUE(HasLine(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} "
                         "2000000000000"))
       << text;
-  EXPECT_FALSE(Has(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA A100\"")) << text;
-  EXPECT_TRUE(Has(text, "kbench_worker_peak_flops{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",worker=\"node-1\"} "
+  EXPECT_FALSE(Mentions(text, "kbench_worker_copy_bandwidth_bytes_per_second{gpu_model=\"NVIDIA A100\"")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_worker_peak_flops{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",worker=\"node-1\"} "
                         "700000000000000"))
       << text;
-  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-1\"} 0")) << text;
-  EXPECT_TRUE(Has(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA A100\",worker=\"node-3\"} 0")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-2\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA H100\",worker=\"node-1\"} 0")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_worker_unhealthy{gpu_model=\"NVIDIA A100\",worker=\"node-3\"} 0")) << text;
   const std::string v3 = "{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\",shape=\"8192x4096\",variant=\"v3\"}";
-  EXPECT_TRUE(Has(text, "kbench_series_median_seconds" + v3 + " 2.5e-05")) << text;
-  EXPECT_TRUE(Has(text, "kbench_series_utilization" + v3 + " 0.8")) << text;
-  EXPECT_TRUE(Has(text, "kbench_series_regression" + v3 + " 1")) << text;
-  EXPECT_TRUE(Has(text, "kbench_series_regression{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
+  EXPECT_TRUE(HasLine(text, "kbench_series_median_seconds" + v3 + " 2.5e-05")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_series_utilization" + v3 + " 0.8")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_series_regression" + v3 + " 1")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_series_regression{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
                         "shape=\"8192x4096\",variant=\"v2\"} 0"))
       << text;
-  EXPECT_FALSE(Has(text, "kbench_series_utilization{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
+  EXPECT_FALSE(Mentions(text, "kbench_series_utilization{dtype=\"bf16\",gpu_model=\"NVIDIA H100\",op=\"rmsnorm\","
                          "shape=\"8192x4096\",variant=\"v2\"}"))
       << text;  // Unknown utilization is left out, not exported as 0.
 
@@ -108,8 +119,8 @@ TEST(Metrics, WorkerCeilingsHealthAndSeriesGauges) {
   for (auto& [labels, g] : snap.series) g.regression = false;
   m.Snapshot(snap);
   text = Exposition(m);
-  EXPECT_FALSE(Has(text, "node-2")) << text;
-  EXPECT_TRUE(Has(text, "kbench_series_regression" + v3 + " 0")) << text;
+  EXPECT_FALSE(Mentions(text, "node-2")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_series_regression" + v3 + " 0")) << text;
 }
 
 // A plain HTTP GET on loopback; returns the whole response.
@@ -139,7 +150,7 @@ TEST(MetricsServer, ServesTheRegistryOnAnAutomaticPort) {
   ASSERT_GT((*server)->port(), 0);
   const int port = (*server)->port();
   const std::string body = HttpGet(port, "/metrics");
-  EXPECT_TRUE(Has(body, "kbench_jobs_submitted_total 1")) << body;
+  EXPECT_TRUE(HasLine(body, "kbench_jobs_submitted_total 1")) << body;
   server->reset();
   EXPECT_EQ(HttpGet(port, "/metrics"), "");  // Stopped: the port is closed.
 }

@@ -1,6 +1,7 @@
 // What is particular to the PostgreSQL store: the schema version and migrations shared by replicas,
 // and leases that several replicas (stores on one database) take concurrently without ever sharing a
-// job or waiting for each other's candidates. Runs on a real server the test starts itself.
+// job or waiting for each other's candidates; transactions retried, a bounded number of times, when a
+// serialization failure or deadlock aborts them. Runs on a real server the test starts itself.
 #include <libpq-fe.h>
 
 #include <memory>
@@ -117,6 +118,80 @@ TEST_F(PostgresStoreTest, LeasePassesOverAJobAnotherReplicaHoldsLocked) {
   lease = store->LeaseNextJob("w-1", any, kT0 + 11, kTtl, "l-2");
   ASSERT_TRUE(lease.ok() && lease->has_value());
   EXPECT_EQ((*lease)->job.job_id(), "j-1");
+}
+
+// server/README.md promises that a transaction aborted by a serialization failure (SQLSTATE 40001)
+// or a deadlock (40P01) is retried. A trigger on jobs raises that SQLSTATE on the first `failures`
+// inserts; a sequence counts the attempts (nextval is never rolled back, the failed transactions are).
+class PostgresRetryTest : public PostgresStoreTest {
+ protected:
+  static constexpr int kAttempts = 5;  // server/postgres_store.cc: kTransactionAttempts
+
+  void InjectFailures(Session& s, int failures, const std::string& sqlstate) {
+    s.Exec("CREATE SEQUENCE kbench_test_attempts");
+    s.Exec("CREATE TABLE kbench_test_failures (n int NOT NULL, sqlstate text NOT NULL)");
+    s.Exec("INSERT INTO kbench_test_failures VALUES (" + std::to_string(failures) + ", '" + sqlstate + "')");
+    s.Exec(R"sql(CREATE FUNCTION kbench_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE f kbench_test_failures;
+BEGIN
+  SELECT * INTO f FROM kbench_test_failures;
+  IF nextval('kbench_test_attempts') <= f.n THEN
+    RAISE EXCEPTION 'injected by the test' USING ERRCODE = f.sqlstate;
+  END IF;
+  RETURN NEW;
+END $$)sql");
+    s.Exec("CREATE TRIGGER kbench_test_fail BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION kbench_test_fail()");
+  }
+
+  // kAttempts - 1 failures, then the insert goes through: every attempt was made, one row stored.
+  void ExpectRetried(const std::string& sqlstate) {
+    auto store = Open(1);
+    ASSERT_NE(store, nullptr);
+    Session s(uri_);
+    InjectFailures(s, kAttempts - 1, sqlstate);
+    auto inserted = store->InsertJob(Queued("j-1"));
+    ASSERT_TRUE(inserted.ok()) << inserted.status();
+    EXPECT_EQ(s.Exec("SELECT last_value FROM kbench_test_attempts"), std::to_string(kAttempts));
+    EXPECT_EQ(s.Exec("SELECT count(*) FROM jobs"), "1");  // the failed attempts left nothing behind
+    auto job = store->GetJob("j-1");
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->state(), v1::QUEUED);
+  }
+
+  static v1::Job Queued(const std::string& id) {
+    v1::Job job;
+    job.set_job_id(id);
+    job.set_state(v1::QUEUED);
+    job.set_created_unix_ms(kT0);
+    *job.mutable_spec() = testing::RmsnormSpec();
+    return job;
+  }
+};
+
+TEST_F(PostgresRetryTest, ASerializationFailureIsRetried) { ExpectRetried("40001"); }
+TEST_F(PostgresRetryTest, ADeadlockIsRetried) { ExpectRetried("40P01"); }
+
+TEST_F(PostgresRetryTest, RetriesAreBoundedAndTheLastErrorIsReturned) {
+  auto store = Open(1);
+  ASSERT_NE(store, nullptr);
+  Session s(uri_);
+  InjectFailures(s, 1000, "40001");
+  auto inserted = store->InsertJob(Queued("j-1"));
+  EXPECT_EQ(inserted.status().code(), absl::StatusCode::kAborted) << inserted.status();
+  EXPECT_NE(inserted.status().message().find("injected by the test"), absl::string_view::npos) << inserted.status();
+  EXPECT_EQ(s.Exec("SELECT last_value FROM kbench_test_attempts"), std::to_string(kAttempts));
+  EXPECT_EQ(s.Exec("SELECT count(*) FROM jobs"), "0");
+}
+
+TEST_F(PostgresRetryTest, OtherErrorsAreNotRetried) {
+  auto store = Open(1);
+  ASSERT_NE(store, nullptr);
+  Session s(uri_);
+  InjectFailures(s, 1000, "22023");  // invalid_parameter_value: retrying cannot help
+  auto inserted = store->InsertJob(Queued("j-1"));
+  EXPECT_FALSE(inserted.ok());
+  EXPECT_NE(inserted.status().code(), absl::StatusCode::kAborted) << inserted.status();
+  EXPECT_EQ(s.Exec("SELECT last_value FROM kbench_test_attempts"), "1");
 }
 
 TEST_F(PostgresStoreTest, ReplicasOnOneDatabaseNeverLeaseAJobTwice) {
