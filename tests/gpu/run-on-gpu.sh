@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests custom gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -28,7 +28,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests gemmtests abtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests abtests memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -124,6 +124,10 @@ for phase in $phases; do
       "$bin/kbench-client" --coordinator "$addr" kernels --op rmsnorm --template >"$out/my_rmsnorm.cu"
       submit custom_rmsnorm OK --op rmsnorm --source "$out/my_rmsnorm.cu" --variant cuda_v5_vec16 \
         --shape 32768x4096 --dtype bf16 --trials 2 --max-time-ms 500
+      ;;
+    leak)  # custom sources that include the worker's files, through an authenticated cluster (leak_check.sh)
+      KBENCH_CALIBRATION=$cal "$here/leak_check.sh" "$bundle" "$out" 2>&1 | tee -a "$out/run.log"
+      [[ ${PIPESTATUS[0]} == 0 ]] || fail "leak: a custom source was not refused, or something leaked"
       ;;
     smoke)  # the whole path on a tiny problem: for checking this script on any machine
       start_cluster
