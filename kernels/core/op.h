@@ -46,10 +46,19 @@ struct Tensor {
   Dtype dtype = Dtype::kUnspecified;
 };
 
-// The fewest bytes the problem must move (each input read once, each output written once) and its FLOPs.
+// Which unit bounds an op's FLOPs: the tensor cores at the problem's dtype (GEMM-like ops), the
+// f32 FMA pipes (elementwise and reduction arithmetic), or the special-function unit (exp-heavy).
+enum class ComputeUnit { kFp32Fma, kTensorCore, kSfu };
+
+// The fewest bytes the problem must move, split into reads (each input once) and writes (each output
+// once), since a read-only or write-heavy stream has another ceiling than a copy; and its FLOPs.
 struct Cost {
-  double bytes = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
   double flops = 0;
+  ComputeUnit unit = ComputeUnit::kFp32Fma;
+
+  double bytes() const { return bytes_read + bytes_written; }
 };
 
 // |out - ref| <= atol + rtol * |ref| elementwise.

@@ -22,13 +22,13 @@ v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth, dou
   c.set_bandwidth_bytes_per_second(bandwidth);
   c.set_peak_flops_per_second(peak);
   if (bandwidth > 0) c.set_ridge_flops_per_byte(peak / bandwidth);
-  const double memory_s = bandwidth > 0 ? cost.bytes / bandwidth : 0;
+  const double memory_s = bandwidth > 0 ? cost.bytes() / bandwidth : 0;
   const double compute_s = peak > 0 ? cost.flops / peak : 0;
   c.set_floor_ns(std::max(memory_s, compute_s) * 1e9);
   if (median_ns > 0) {
     const double seconds = median_ns * 1e-9;
     c.set_utilization(c.floor_ns() / median_ns);
-    if (bandwidth > 0) c.set_bandwidth_fraction(cost.bytes / seconds / bandwidth);
+    if (bandwidth > 0) c.set_bandwidth_fraction(cost.bytes() / seconds / bandwidth);
     if (peak > 0) c.set_flops_fraction(cost.flops / seconds / peak);
   }
   return c;
@@ -52,11 +52,11 @@ v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dt
                              const std::optional<v1::Calibration>& calibration,
                              const std::optional<v1::DatasheetPeaks>& datasheet) {
   v1::Roofline r;
-  r.set_bytes(cost.bytes);
+  r.set_bytes(cost.bytes());
   r.set_flops(cost.flops);
-  if (cost.bytes > 0) r.set_arithmetic_intensity(cost.flops / cost.bytes);
+  if (cost.bytes() > 0) r.set_arithmetic_intensity(cost.flops / cost.bytes());
   if (median_ns > 0) {
-    r.set_achieved_bytes_per_second(cost.bytes / (median_ns * 1e-9));
+    r.set_achieved_bytes_per_second(cost.bytes() / (median_ns * 1e-9));
     r.set_achieved_flops_per_second(cost.flops / (median_ns * 1e-9));
   }
   if (calibration) {
@@ -64,7 +64,7 @@ v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dt
     const double peak = PeakFor(calibration->peak_flops_per_second(), dtype);
     const v1::RooflineCeiling& c = *r.add_ceilings() = MakeCeiling("calibrated", bw, peak, cost, median_ns);
     if (median_ns > 0) {
-      const double memory_s = bw > 0 ? cost.bytes / bw : 0;
+      const double memory_s = bw > 0 ? cost.bytes() / bw : 0;
       const double compute_s = peak > 0 ? cost.flops / peak : 0;
       if (c.bandwidth_fraction() < kLatencyBoundFraction && c.flops_fraction() < kLatencyBoundFraction)
         r.set_bound_class(v1::LATENCY_BOUND);

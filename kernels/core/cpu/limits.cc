@@ -8,7 +8,7 @@ namespace kbench::kernels::cpu {
 
 SkipFn DataLimitSkip(const OpDef& op, SkipFn more) {
   return [cost = op.cost, more = std::move(more)](const Problem& p) -> std::string {
-    const double bytes = cost ? cost(p).bytes : 0;
+    const double bytes = cost ? cost(p).bytes() : 0;
     if (bytes > kMaxDataBytes) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "problem data is %.2f GiB, over the CPU backend's %.0f GiB limit",

@@ -29,7 +29,9 @@ OpDef SiluMulBiasDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
-    return Cost{.bytes = (3 * rows * cols + cols) * DtypeBytes(p.dtype), .flops = 5 * rows * cols};
+    return Cost{.bytes_read = (2 * rows * cols + cols) * DtypeBytes(p.dtype),
+                .bytes_written = rows * cols * DtypeBytes(p.dtype),
+                .flops = 5 * rows * cols};
   };
   op.reference = SiluMulBiasReference;
   // Elementwise: the fused variant rounds once. The unfused one rounds tmp to the dtype twice more;

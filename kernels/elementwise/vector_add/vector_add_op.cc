@@ -24,7 +24,7 @@ OpDef VectorAddDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double n = static_cast<double>(p.dim("N"));
-    return Cost{.bytes = 3 * n * DtypeBytes(p.dtype), .flops = n};
+    return Cost{.bytes_read = 2 * n * DtypeBytes(p.dtype), .bytes_written = n * DtypeBytes(p.dtype), .flops = n};
   };
   op.reference = VectorAddReference;
   op.tolerance = ElementwiseTolerance;  // One rounding of an exact float sum.

@@ -59,7 +59,11 @@ OpDef GemmDefinition() {
   op.cost = [](const Problem& p) {
     const double m = static_cast<double>(p.dim("M")), n = static_cast<double>(p.dim("N")),
                  k = static_cast<double>(p.dim("K"));
-    return Cost{.bytes = (m * k + k * n + m * n) * DtypeBytes(p.dtype), .flops = 2 * m * n * k};
+    return Cost{.bytes_read = (m * k + k * n) * DtypeBytes(p.dtype),
+                .bytes_written = m * n * DtypeBytes(p.dtype),
+                .flops = 2 * m * n * k,
+                // f32 GEMM runs on the FMA pipes; bf16/f16 on the tensor cores.
+                .unit = p.dtype == Dtype::kF32 ? ComputeUnit::kFp32Fma : ComputeUnit::kTensorCore};
   };
   op.reference = GemmReference;
   op.tolerance = [](Dtype d) { return GemmTolerance(d, kDefaultToleranceK); };

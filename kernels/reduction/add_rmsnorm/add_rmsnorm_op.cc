@@ -33,7 +33,9 @@ OpDef AddRmsnormDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
-    return Cost{.bytes = (4 * rows * cols + cols) * DtypeBytes(p.dtype), .flops = 5 * rows * cols};
+    return Cost{.bytes_read = (2 * rows * cols + cols) * DtypeBytes(p.dtype),
+                .bytes_written = 2 * rows * cols * DtypeBytes(p.dtype),
+                .flops = 5 * rows * cols};
   };
   op.reference = AddRmsnormReference;
   op.tolerance = ReductionTolerance;

@@ -29,7 +29,9 @@ OpDef LayernormDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
-    return Cost{.bytes = (2 * rows * cols + 2 * cols) * DtypeBytes(p.dtype), .flops = 8 * rows * cols};
+    return Cost{.bytes_read = (rows * cols + 2 * cols) * DtypeBytes(p.dtype),
+                .bytes_written = rows * cols * DtypeBytes(p.dtype),
+                .flops = 8 * rows * cols};
   };
   op.reference = LayernormReference;
   op.tolerance = ReductionTolerance;

@@ -27,7 +27,7 @@ OpDef ReduceSumDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double n = static_cast<double>(p.dim("N"));
-    return Cost{.bytes = n * DtypeBytes(p.dtype) + 4, .flops = n};
+    return Cost{.bytes_read = n * DtypeBytes(p.dtype), .bytes_written = 4, .flops = n};
   };
   op.reference = ReduceSumReference;
   // Used only by a check that ignores problem_tolerance; right for small N only.

@@ -28,7 +28,9 @@ OpDef RmsnormDefinition() {
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
     // 4 FLOPs per element keeps intensity ~1 FLOP/B in bf16, as the reference series counts it.
-    return Cost{.bytes = (2 * rows * cols + cols) * DtypeBytes(p.dtype), .flops = 4 * rows * cols};
+    return Cost{.bytes_read = (rows * cols + cols) * DtypeBytes(p.dtype),
+                .bytes_written = rows * cols * DtypeBytes(p.dtype),
+                .flops = 4 * rows * cols};
   };
   op.reference = RmsnormReference;
   op.tolerance = ReductionTolerance;

@@ -41,7 +41,7 @@ OpDef SoftmaxDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double n = static_cast<double>(p.dim("rows")) * static_cast<double>(p.dim("cols"));
-    return Cost{.bytes = 2 * n * DtypeBytes(p.dtype), .flops = 5 * n};
+    return Cost{.bytes_read = n * DtypeBytes(p.dtype), .bytes_written = n * DtypeBytes(p.dtype), .flops = 5 * n};
   };
   op.reference = SoftmaxReference;
   op.tolerance = SoftmaxTolerance;

@@ -48,7 +48,7 @@ struct Fixture {
   Fixture() {
     op.name = "probe";
     op.dims = {"N"};
-    op.cost = [](const kernels::Problem& p) { return kernels::Cost{8.0 * p.dim("N"), 0}; };
+    op.cost = [](const kernels::Problem& p) { return kernels::Cost{.bytes_read = 4.0 * p.dim("N"), .bytes_written = 4.0 * p.dim("N")}; };
     for (const char* name : {"a", "b"}) {
       kernels::Variant v;
       v.name = name;

@@ -58,7 +58,7 @@ OpDef MakeProbeOp() {
   op.dtypes = {Dtype::kF32};
   op.tensors = {{.name = "x", .dims = {"N"}}, {.name = "out", .dims = {"N"}, .is_output = true}};
   op.presets = {{"small", {MakeProblem(op, {1 << 18})}}};
-  op.cost = [](const Problem& p) { return Cost{8.0 * p.dim("N"), 0}; };
+  op.cost = [](const Problem& p) { return Cost{.bytes_read = 4.0 * p.dim("N"), .bytes_written = 4.0 * p.dim("N")}; };
   op.reference = [](const Problem& p, std::span<const Tensor> in, std::vector<std::vector<double>>& out) {
     for (int64_t i = 0; i < p.dim("N"); ++i) out[0][i] = static_cast<const float*>(in[0].data)[i];
   };

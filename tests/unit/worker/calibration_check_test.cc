@@ -128,17 +128,17 @@ TEST(CeilingWarning, AResultAboveItsCeilingBeyondTheSpreadIsFlagged) {
   (*cal.mutable_peak_flops_per_second())["f32"] = 1e12;
   cal.set_copy_spread_fraction(0.02);
   // 1 GB in 10.0 ms is 100%; in 5.95 ms 168%, far beyond a 2% spread.
-  EXPECT_EQ(ComputeRoofline({.bytes = 1e9, .flops = 1}, 10.0e6, v1::DTYPE_F32, cal, std::nullopt).warning(), "");
-  EXPECT_EQ(ComputeRoofline({.bytes = 1e9, .flops = 1}, 9.85e6, v1::DTYPE_F32, cal, std::nullopt).warning(), "");
-  const std::string w = ComputeRoofline({.bytes = 1e9, .flops = 1}, 5.95e6, v1::DTYPE_F32, cal, std::nullopt).warning();
+  EXPECT_EQ(ComputeRoofline({.bytes_read = 1e9, .flops = 1}, 10.0e6, v1::DTYPE_F32, cal, std::nullopt).warning(), "");
+  EXPECT_EQ(ComputeRoofline({.bytes_read = 1e9, .flops = 1}, 9.85e6, v1::DTYPE_F32, cal, std::nullopt).warning(), "");
+  const std::string w = ComputeRoofline({.bytes_read = 1e9, .flops = 1}, 5.95e6, v1::DTYPE_F32, cal, std::nullopt).warning();
   EXPECT_THAT(w, HasSubstr("168.1% of the calibrated bandwidth"));
   EXPECT_THAT(w, HasSubstr("spread (2.0%)"));
   // Above the FLOP peak too (1e10 FLOPs in 5 ms is 2 TFLOP/s against 1).
-  EXPECT_THAT(ComputeRoofline({.bytes = 1, .flops = 1e10}, 5e6, v1::DTYPE_F32, cal, std::nullopt).warning(),
+  EXPECT_THAT(ComputeRoofline({.bytes_read = 1, .flops = 1e10}, 5e6, v1::DTYPE_F32, cal, std::nullopt).warning(),
               HasSubstr("200.0% of the calibrated peak"));
   // Below the ceiling but on a suspect calibration: still flagged.
   cal.set_warning("every calibration attempt failed its checks");
-  EXPECT_THAT(ComputeRoofline({.bytes = 1e9, .flops = 1}, 20e6, v1::DTYPE_F32, cal, std::nullopt).warning(),
+  EXPECT_THAT(ComputeRoofline({.bytes_read = 1e9, .flops = 1}, 20e6, v1::DTYPE_F32, cal, std::nullopt).warning(),
               HasSubstr("calibration suspect: every calibration attempt failed"));
 }
 

@@ -16,7 +16,7 @@ v1::Calibration Calib() {
 
 TEST(Roofline, MemoryBoundByHand) {
   // 1 GB moved, 1e8 FLOPs: memory floor 10 ms, compute floor 0.1 ms. Measured 12.5 ms.
-  const v1::Roofline r = ComputeRoofline({.bytes = 1e9, .flops = 1e8}, 12.5e6, v1::DTYPE_F32, Calib(), std::nullopt);
+  const v1::Roofline r = ComputeRoofline({.bytes_read = 1e9, .flops = 1e8}, 12.5e6, v1::DTYPE_F32, Calib(), std::nullopt);
   EXPECT_DOUBLE_EQ(r.bytes(), 1e9);
   EXPECT_DOUBLE_EQ(r.flops(), 1e8);
   EXPECT_DOUBLE_EQ(r.arithmetic_intensity(), 0.1);
@@ -35,7 +35,7 @@ TEST(Roofline, MemoryBoundByHand) {
 
 TEST(Roofline, ComputeBoundByHand) {
   // 1e12 FLOPs over 1e9 bytes (I = 1000): compute floor 1 s, memory floor 10 ms. Measured 2 s.
-  const v1::Roofline r = ComputeRoofline({.bytes = 1e9, .flops = 1e12}, 2e9, v1::DTYPE_F32, Calib(), std::nullopt);
+  const v1::Roofline r = ComputeRoofline({.bytes_read = 1e9, .flops = 1e12}, 2e9, v1::DTYPE_F32, Calib(), std::nullopt);
   EXPECT_DOUBLE_EQ(r.ceilings(0).floor_ns(), 1e9);
   EXPECT_DOUBLE_EQ(r.ceilings(0).utilization(), 0.5);
   EXPECT_DOUBLE_EQ(r.ceilings(0).flops_fraction(), 0.5);
@@ -44,11 +44,11 @@ TEST(Roofline, ComputeBoundByHand) {
 
 TEST(Roofline, LatencyBoundWhenBothFractionsAreLow) {
   // 1 MB in 100 us: 10 GB/s = 10% of bandwidth, FLOPs negligible.
-  const v1::Roofline r = ComputeRoofline({.bytes = 1e6, .flops = 1e3}, 1e5, v1::DTYPE_F32, Calib(), std::nullopt);
+  const v1::Roofline r = ComputeRoofline({.bytes_read = 1e6, .flops = 1e3}, 1e5, v1::DTYPE_F32, Calib(), std::nullopt);
   EXPECT_DOUBLE_EQ(r.ceilings(0).bandwidth_fraction(), 0.1);
   EXPECT_EQ(r.bound_class(), v1::LATENCY_BOUND);
   // Just at 45% of the bandwidth the kernel counts as memory-bound.
-  const v1::Roofline edge = ComputeRoofline({.bytes = 4.5e6, .flops = 0}, 1e5, v1::DTYPE_F32, Calib(), std::nullopt);
+  const v1::Roofline edge = ComputeRoofline({.bytes_read = 4.5e6, .flops = 0}, 1e5, v1::DTYPE_F32, Calib(), std::nullopt);
   EXPECT_EQ(edge.bound_class(), v1::MEMORY_BOUND);
 }
 
@@ -57,7 +57,7 @@ TEST(Roofline, Bf16FallsBackToTheF32PeakAndDatasheetComesSecond) {
   ds.set_model("Test");
   ds.set_memory_bytes_per_second(200e9);
   (*ds.mutable_peak_flops_per_second())["bf16"] = 4e12;
-  const v1::Roofline r = ComputeRoofline({.bytes = 1e9, .flops = 1e12}, 2e9, v1::DTYPE_BF16, Calib(), ds);
+  const v1::Roofline r = ComputeRoofline({.bytes_read = 1e9, .flops = 1e12}, 2e9, v1::DTYPE_BF16, Calib(), ds);
   ASSERT_EQ(r.ceilings_size(), 2);
   EXPECT_DOUBLE_EQ(r.ceilings(0).peak_flops_per_second(), 1e12);  // calibration has only f32
   EXPECT_EQ(r.ceilings(1).source(), "datasheet");
@@ -68,7 +68,7 @@ TEST(Roofline, Bf16FallsBackToTheF32PeakAndDatasheetComesSecond) {
 }
 
 TEST(Roofline, WithoutCalibrationOnlyTheCostAndAchievedNumbers) {
-  const v1::Roofline r = ComputeRoofline({.bytes = 1e9, .flops = 0}, 1e9, v1::DTYPE_F32, std::nullopt, std::nullopt);
+  const v1::Roofline r = ComputeRoofline({.bytes_read = 1e9, .flops = 0}, 1e9, v1::DTYPE_F32, std::nullopt, std::nullopt);
   EXPECT_EQ(r.ceilings_size(), 0);
   EXPECT_EQ(r.bound_class(), v1::BOUND_CLASS_UNSPECIFIED);
   EXPECT_DOUBLE_EQ(r.achieved_bytes_per_second(), 1e9);

@@ -38,7 +38,7 @@ kernels::OpDef MakeScaleOp() {
   op.max_dim = int64_t{1} << 20;
   op.cost = [](const kernels::Problem& p) {
     const double n = static_cast<double>(p.dim("n"));
-    return kernels::Cost{.bytes = 2 * n * kernels::DtypeBytes(p.dtype), .flops = n};
+    return kernels::Cost{.bytes_read = n * kernels::DtypeBytes(p.dtype), .bytes_written = n * kernels::DtypeBytes(p.dtype), .flops = n};
   };
   op.reference = [](const kernels::Problem& p, std::span<const Tensor> in, std::vector<std::vector<double>>& out) {
     for (int64_t i = 0; i < p.dim("n"); ++i) out[0][static_cast<size_t>(i)] = 2 * LoadAsDouble(in[0].data, in[0].dtype, i);

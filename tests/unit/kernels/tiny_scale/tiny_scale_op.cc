@@ -19,7 +19,7 @@ OpDef TinyScaleDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double n = static_cast<double>(p.dim("N"));
-    return Cost{.bytes = 2 * n * DtypeBytes(p.dtype), .flops = n};
+    return Cost{.bytes_read = n * DtypeBytes(p.dtype), .bytes_written = n * DtypeBytes(p.dtype), .flops = n};
   };
   op.reference = TinyScaleReference;
   op.tolerance = ElementwiseTolerance;
