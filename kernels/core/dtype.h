@@ -8,7 +8,9 @@
 namespace kbench::kernels {
 
 // Same numbering as kbench.v1.Dtype, so the worker converts with a cast.
-enum class Dtype : int { kUnspecified = 0, kF32 = 1, kBF16 = 2, kF16 = 3, kTF32 = 4, kFP8E4M3 = 5 };
+// kI32 and kU8 are for tensors that hold indices or packed bits (block tables, int4 weights), never a
+// problem's dtype.
+enum class Dtype : int { kUnspecified = 0, kF32 = 1, kBF16 = 2, kF16 = 3, kTF32 = 4, kFP8E4M3 = 5, kI32 = 6, kU8 = 7 };
 
 enum class Backend : int { kCpu = 1, kCuda = 2 };
 
@@ -34,6 +36,10 @@ inline uint16_t FloatToBf16(float f) {
 inline float RoundBf16(float f) { return Bf16ToFloat(FloatToBf16(f)); }
 
 float HalfToFloat(uint16_t h);
+// OCP FP8 E4M3: bias 7, no infinities, 0x7f/0xff are NaN, largest finite 448. The conversion rounds
+// to nearest even and saturates to +-448 (what quantization kernels do with cvt.rn.satfinite).
+float Fp8E4M3ToFloat(uint8_t v);
+uint8_t FloatToFp8E4M3(float f);
 uint16_t FloatToHalf(float f);
 
 // Reads element i of a buffer of dtype d as double (bf16/f16 widened exactly).

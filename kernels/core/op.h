@@ -27,6 +27,8 @@ struct Problem {
   std::string label() const;
 };
 
+struct Tensor;
+
 // A tensor the op reads or writes; its shape is a list of the problem's dim names.
 struct TensorSpec {
   std::string name;
@@ -34,6 +36,9 @@ struct TensorSpec {
   bool is_output = false;
   Dtype fixed_dtype = Dtype::kUnspecified;  // kUnspecified: the problem's dtype.
   double init_lo = -1.0, init_hi = 1.0;     // Range of the seeded uniform inputs.
+  // Optional: fills this input instead of the uniform values (a block table of shuffled page ids,
+  // packed int4 weights, per-group scales). Must be deterministic in (problem, seed, stream).
+  std::function<void(const Problem&, const Tensor&, uint64_t seed, uint64_t stream)> fill = nullptr;
 
   int64_t numel(const Problem& p) const;
   Dtype dtype(const Problem& p) const { return fixed_dtype == Dtype::kUnspecified ? p.dtype : fixed_dtype; }

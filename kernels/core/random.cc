@@ -26,6 +26,14 @@ void FillUniform(const Tensor& t, uint64_t seed, uint64_t stream, double lo, dou
   }
 }
 
+void FillInput(const TensorSpec& spec, const Problem& p, const Tensor& t, uint64_t seed, uint64_t stream) {
+  if (spec.fill) {
+    spec.fill(p, t, seed, stream);
+  } else {
+    FillUniform(t, seed, stream, spec.init_lo, spec.init_hi);
+  }
+}
+
 void Poison(const Tensor& t) {
   for (int64_t i = 0; i < t.numel; ++i) StoreFromDouble(t.data, t.dtype, i, std::numeric_limits<double>::quiet_NaN());
 }

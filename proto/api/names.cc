@@ -14,6 +14,8 @@ std::string DtypeName(v1::Dtype d) {
     case v1::DTYPE_F16: return "f16";
     case v1::DTYPE_TF32: return "tf32";
     case v1::DTYPE_FP8_E4M3: return "fp8_e4m3";
+    case v1::DTYPE_I32: return "i32";
+    case v1::DTYPE_U8: return "u8";
     default: return "unspecified";
   }
 }

@@ -37,7 +37,9 @@ int64_t DtypeBytes(v1::Dtype d) {
     case v1::DTYPE_TF32: return 4;
     case v1::DTYPE_BF16:
     case v1::DTYPE_F16: return 2;
-    case v1::DTYPE_FP8_E4M3: return 1;
+    case v1::DTYPE_FP8_E4M3:
+    case v1::DTYPE_U8: return 1;
+    case v1::DTYPE_I32: return 4;
     default: return 0;
   }
 }

@@ -161,7 +161,7 @@ TEST(MemoryBoundOps, CpuNaiveMatchesReference) {
           if (spec.is_output) {
             Poison(tensors.back());
           } else {
-            FillUniform(tensors.back(), 7, input_index++, spec.init_lo, spec.init_hi);
+            FillInput(spec, p, tensors.back(), 7, input_index++);
             inputs.push_back(tensors.back());
           }
         }

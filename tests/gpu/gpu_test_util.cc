@@ -138,7 +138,7 @@ CheckResult CheckCudaVariant(const OpDef& op, const Variant& v, const Problem& p
     host[i].assign(static_cast<size_t>(numel) * elem, 0);
     host_tensors[i] = Tensor{host[i].data(), numel, d};
     if (!spec.is_output) {
-      FillUniform(host_tensors[i], o.seed, input_index++, spec.init_lo, spec.init_hi);
+      FillInput(spec, p, host_tensors[i], o.seed, input_index++);
       inputs.push_back(host_tensors[i]);
     }
     DeviceTensor& t = dev.items[i];

@@ -34,7 +34,7 @@ absl::StatusOr<v1::Correctness> CheckCorrectness(const kernels::OpDef& op, const
     const uint64_t seed = settings.seed() + static_cast<uint64_t>(trial);
     for (size_t k = 0; k < input_index.size(); ++k) {
       const kernels::TensorSpec& spec = op.tensors[input_index[k]];
-      kernels::FillUniform(tensors[input_index[k]], seed, k, spec.init_lo, spec.init_hi);
+      kernels::FillInput(spec, problem, tensors[input_index[k]], seed, k);
     }
     for (size_t i : output_index) kernels::Poison(tensors[i]);
     if (absl::Status s = run(tensors.all()); !s.ok()) return s;

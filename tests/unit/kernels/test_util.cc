@@ -33,6 +33,7 @@ bool HostTensors::GuardsIntact() const {
 
 HostTensors Allocate(const OpDef& op, const Problem& p) {
   HostTensors h;
+  h.problem = p;
   h.storage.reserve(op.tensors.size());  // Tensor::data points into storage: no reallocation.
   for (const TensorSpec* s : op.inputs()) h.Add(s->numel(p), s->dtype(p));
   h.num_inputs = h.tensors.size();
@@ -42,7 +43,7 @@ HostTensors Allocate(const OpDef& op, const Problem& p) {
 
 void FillInputsPoisonOutputs(const OpDef& op, HostTensors& h, uint64_t seed) {
   const auto specs = op.inputs();
-  for (size_t i = 0; i < h.num_inputs; ++i) FillUniform(h.tensors[i], seed, i, specs[i]->init_lo, specs[i]->init_hi);
+  for (size_t i = 0; i < h.num_inputs; ++i) FillInput(*specs[i], h.problem, h.tensors[i], seed, i);
   for (const Tensor& t : h.outputs()) Poison(t);
 }
 

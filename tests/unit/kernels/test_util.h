@@ -18,6 +18,7 @@ struct HostTensors {
   std::vector<std::vector<float>> storage;  // float-sized words: aligned for f32 and bf16 alike.
   std::vector<Tensor> tensors;
   size_t num_inputs = 0;
+  Problem problem;  // The problem Allocate sized these for (inputs with their own fill need it).
 
   std::span<const Tensor> inputs() const { return std::span(tensors).first(num_inputs); }
   std::span<const Tensor> outputs() const { return std::span(tensors).subspan(num_inputs); }
@@ -27,7 +28,7 @@ struct HostTensors {
 };
 
 HostTensors Allocate(const OpDef& op, const Problem& p);
-// Seeded uniform inputs in each spec's init range (stream = tensor index); outputs poisoned.
+// Seeded inputs (each spec's fill, else uniform in its init range; stream = tensor index); outputs poisoned.
 void FillInputsPoisonOutputs(const OpDef& op, HostTensors& h, uint64_t seed);
 std::vector<double> ToDoubles(const Tensor& t);
 // Input tensors of dtype d holding the given values (rounded to d), for hand-made examples.
