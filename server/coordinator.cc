@@ -361,9 +361,15 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
       narrowed = *std::move(one);
     }
   }
-  // Expired leases first, so that their jobs are back in the queue for this very request.
-  if (absl::StatusOr<std::vector<Transition>> r = RequeueExpired(); !r.ok()) return r.status();
+  // Expired leases first, so that their jobs are back in the queue for this very request; at most
+  // every lease_requeue_interval (see CoordinatorConfig).
   const int64_t now = clock_->NowUnixMs();
+  int64_t last = last_lease_requeue_ms_.load();
+  if ((last == std::numeric_limits<int64_t>::min() || now - last >= config_.lease_requeue_interval.count() ||
+       now < last) &&
+      last_lease_requeue_ms_.compare_exchange_strong(last, now)) {
+    if (absl::StatusOr<std::vector<Transition>> r = RequeueExpired(); !r.ok()) return r.status();
+  }
   const v1::WorkerInfo& info = narrowed.has_value() ? *narrowed : *registered;
   absl::StatusOr<std::optional<Lease>> lease = store_->LeaseNextJob(
       worker_id, [&info](const v1::JobSpec& spec) { return WorkerCanRun(info, spec); }, now,

@@ -3,8 +3,10 @@
 // The gRPC service (coordinator_service.h) only converts messages and statuses around these calls.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +40,10 @@ struct CoordinatorConfig {
   size_t baseline_cache_bytes = size_t{64} << 20;        // Series baselines kept in memory; 0: none.
   // How long Submit may validate against the workers as last read (fleet_cache.h); 0: always read.
   std::chrono::milliseconds fleet_cache_max_age{1'000};
+  // LeaseJob requeues expired leases first, but at most this often (by the coordinator's clock): an
+  // idle fleet polls a thousand times a second, and a job expired for a few hundred milliseconds more
+  // is nothing against a lease's seconds. The reaper requeues on its own period besides. 0: every time.
+  std::chrono::milliseconds lease_requeue_interval{250};
 };
 
 struct SubmitOutcome {
@@ -157,6 +163,8 @@ class Coordinator {
   CoordinatorObserver* const observer_;
   BaselineCache baselines_;
   FleetCache fleet_;
+  // When LeaseJob last ran RequeueExpired (clock ms); claimed by compare-and-swap, so one caller runs it.
+  std::atomic<int64_t> last_lease_requeue_ms_{std::numeric_limits<int64_t>::min()};
   const PluginStore* plugins_ = nullptr;
 };
 

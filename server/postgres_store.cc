@@ -187,6 +187,22 @@ absl::StatusOr<Transition> PostgresStore::CancelJob(absl::string_view job_id, in
 absl::StatusOr<std::optional<Lease>> PostgresStore::LeaseNextJob(absl::string_view worker_id,
                                                                  const JobMatcher& matcher, int64_t now_ms,
                                                                  int64_t ttl_ms, absl::string_view lease_id) {
+  // Most polls of an idle fleet find nothing: answer those with one read outside a transaction (no
+  // BEGIN, no COMMIT: one round trip instead of three). A job queued after this read is seen by the
+  // worker's next poll.
+  absl::StatusOr<bool> any = Read([&](Connection& c) -> absl::StatusOr<bool> {
+    absl::StatusOr<Rows> page = c.Query(
+        "SELECT spec FROM jobs WHERE state = $1 ORDER BY created_ms, seq LIMIT $2", Params().Int(v1::QUEUED).Int(kLeasePage));
+    if (!page.ok()) return page.status();
+    for (int i = 0; i < page->size(); ++i) {
+      v1::JobSpec spec;
+      if (absl::Status s = ParseStored(page->Text(i, 0), &spec, "job spec"); !s.ok()) return s;
+      if (matcher(spec)) return true;
+    }
+    return page->size() == kLeasePage;  // A longer queue: the transaction below looks further.
+  });
+  if (!any.ok()) return any.status();
+  if (!*any) return std::optional<Lease>();
   return Transact([&](Connection& c) -> absl::StatusOr<std::optional<Lease>> {
     // Oldest first, a page at a time, without locks: the matcher decides on the spec (which never
     // changes), then the candidate is claimed with SKIP LOCKED and the state checked again under the
