@@ -20,7 +20,7 @@
 #include "server/bench/coordinator_process.h"
 #include "server/bench/load_config.h"
 #include "server/bench/load_run.h"
-#include "server/cli_args.h"
+#include "server/service/cli_args.h"
 
 ABSL_FLAG(int32_t, workers, 1000, "Simulated workers");
 ABSL_FLAG(int32_t, clients, 100, "Simulated clients, each with one job in flight at a time");

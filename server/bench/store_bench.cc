@@ -28,10 +28,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
-#include "server/clock.h"
-#include "server/coordinator.h"
-#include "server/postgres_store.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/clock.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/postgres_store.h"
+#include "server/store/sqlite_store.h"
 
 ABSL_FLAG(std::string, postgres, "", "PostgreSQL connection string (empty database) to measure as well");
 ABSL_FLAG(int32_t, jobs, 2000, "Jobs submitted in the submission phase");

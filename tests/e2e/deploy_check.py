@@ -7,8 +7,8 @@
               Secret and ConfigMap references, GPU scheduling, flags known to the binaries
   kustomize   `kubectl kustomize deploy/k8s/base` builds
   grafana     dashboard JSON: every panel has a datasource and PromQL that promtool parses, over
-              metrics that server/metrics.cc defines; provisioning files
-  alerts      every metric in alerts.yml is one that server/metrics.cc defines
+              metrics that server/service/metrics.cc defines; provisioning files
+  alerts      every metric in alerts.yml is one that server/service/metrics.cc defines
   systemd     unit structure, flags known to the binaries, systemd-analyze verify where available
   docker      Dockerfiles: bases, bundle paths, and the coordinator image's Debian packages cover
               every shared library the built coordinator needs
@@ -115,7 +115,7 @@ def cmd_grafana(a):
             if expr:
                 exprs.append((f"{where} {t.get('refId')}", grafana_substitute(expr)))
                 for m in metric_names_in(expr):
-                    check(m in defined, f"{where}: metric {m} is not defined in server/metrics.cc")
+                    check(m in defined, f"{where}: metric {m} is not defined in server/service/metrics.cc")
     for name, v in variables.items():
         if v.get("type") == "query":
             q = v.get("query", {})
@@ -155,7 +155,7 @@ def cmd_alerts(a):
             for rule in g.get("rules", []):
                 n += 1
                 for m in metric_names_in(rule["expr"]):
-                    check(m in defined, f"alert {rule.get('alert')}: metric {m} is not defined in server/metrics.cc")
+                    check(m in defined, f"alert {rule.get('alert')}: metric {m} is not defined in server/service/metrics.cc")
                 check(rule.get("annotations", {}).get("summary"), f"alert {rule.get('alert')}: a summary")
     check(n >= 5, "alert rules")
     print(f"checked {n} rules")

@@ -45,8 +45,8 @@ def load_yaml_all(path):
 
 
 def metrics_defined(repo):
-    """Metric names that server/metrics.cc registers, with the series a histogram adds."""
-    with open(os.path.join(repo, "server/metrics.cc")) as f:
+    """Metric names that server/service/metrics.cc registers, with the series a histogram adds."""
+    with open(os.path.join(repo, "server/service/metrics.cc")) as f:
         src = f.read()
     names = set()
     for kind, name in re.findall(r'Build(Counter|Gauge|Histogram|Summary)\(\)\s*\.Name\("([a-z_:]+)"\)', src):
@@ -54,7 +54,7 @@ def metrics_defined(repo):
         if kind == "Histogram":
             names.update({name + "_bucket", name + "_sum", name + "_count"})
     if not names:
-        fail("found no metric definitions in server/metrics.cc")
+        fail("found no metric definitions in server/service/metrics.cc")
     return names
 
 

@@ -1,5 +1,5 @@
 // The verdict rules on a change of kernel timing, and their defaults, in one place: the coordinator's
-// history (server/regression.cc, a result against its series' pooled baseline) and the client's
+// history (server/coordinator/regression.cc, a result against its series' pooled baseline) and the client's
 // compare (client/format_compare.cc, a head result against a base result) both judge with them.
 //
 // Two rules today, with the same words but different order of questions (kept as they are; the

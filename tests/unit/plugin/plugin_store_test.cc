@@ -7,7 +7,7 @@
 #include "api/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/plugin_store.h"
+#include "server/store/plugin_store.h"
 #include "worker/plugin/plugin_cache.h"
 
 namespace kbench {

@@ -9,9 +9,9 @@
 #include "fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/coordinator.h"
-#include "server/plugin_store.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/plugin_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

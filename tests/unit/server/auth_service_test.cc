@@ -15,8 +15,8 @@
 #include "gtest/gtest.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "server/auth/server_security.h"
-#include "server/coordinator_service.h"
-#include "server/sqlite_store.h"
+#include "server/service/coordinator_service.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

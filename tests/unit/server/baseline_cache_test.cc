@@ -1,6 +1,6 @@
 // BaselineCache on its own: whatever path a pool takes (reused, updated in place, merged afresh), it
 // equals PoolBaseline of the rows' samples exactly; the cache stays within its bytes.
-#include "server/baseline_cache.h"
+#include "server/coordinator/baseline_cache.h"
 
 #include <algorithm>
 #include <cmath>

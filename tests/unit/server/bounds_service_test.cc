@@ -16,8 +16,8 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
-#include "server/coordinator_service.h"
-#include "server/sqlite_store.h"
+#include "server/service/coordinator_service.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

@@ -1,5 +1,5 @@
 // Command-line checks: dashed flag names, unknown flags and bad values, help.
-#include "server/cli_args.h"
+#include "server/service/cli_args.h"
 
 #include <string>
 #include <vector>

@@ -19,9 +19,9 @@
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
-#include "server/coordinator.h"
-#include "server/postgres_store.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/postgres_store.h"
+#include "server/store/sqlite_store.h"
 #include "store_backends.h"
 
 namespace kbench::server {

@@ -10,9 +10,9 @@
 #include "fake_clock.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/coordinator.h"
-#include "server/coordinator_budget.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/coordinator/coordinator_budget.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

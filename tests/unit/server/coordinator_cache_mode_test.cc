@@ -10,9 +10,9 @@
 #include "fake_clock.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/coordinator.h"
-#include "server/result_columns.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/result_columns.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

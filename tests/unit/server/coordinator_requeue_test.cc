@@ -6,8 +6,8 @@
 #include "fake_clock.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/coordinator.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

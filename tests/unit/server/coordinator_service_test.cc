@@ -1,6 +1,6 @@
 // The gRPC adapter on a real loopback server (port 0): requests reach the Coordinator and statuses
 // come back with their codes and messages.
-#include "server/coordinator_service.h"
+#include "server/service/coordinator_service.h"
 
 #include <memory>
 
@@ -10,7 +10,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

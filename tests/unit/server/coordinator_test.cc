@@ -1,5 +1,5 @@
 // The Coordinator's logic with a fake clock, a temporary SQLite store and fake workers' catalogs.
-#include "server/coordinator.h"
+#include "server/coordinator/coordinator.h"
 
 #include <map>
 #include <memory>
@@ -8,7 +8,7 @@
 #include "fake_clock.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

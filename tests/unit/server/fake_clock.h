@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "server/clock.h"
+#include "server/coordinator/clock.h"
 
 namespace kbench::server {
 

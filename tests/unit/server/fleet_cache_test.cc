@@ -1,17 +1,17 @@
-// The fleet view Submit and LeaseJob use (server/fleet_cache.h): two coordinators on one store stand
+// The fleet view Submit and LeaseJob use (server/coordinator/fleet_cache.h): two coordinators on one store stand
 // for two replicas. A worker registered through the other one must be usable at once: a job only it
 // can run is accepted (the refusal on the cached view is checked afresh) and it can lease; a worker
 // re-registered here with another catalog is seen at once. Fails if the view is trusted for refusals
 // or for workers changed since it was read.
-#include "server/fleet_cache.h"
+#include "server/coordinator/fleet_cache.h"
 
 #include <memory>
 
 #include "fake_clock.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/coordinator.h"
-#include "server/sqlite_store.h"
+#include "server/coordinator/coordinator.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

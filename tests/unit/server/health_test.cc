@@ -1,5 +1,5 @@
 // Fleet health: a device below its model's median by more than the margin is unhealthy, per ceiling.
-#include "server/health.h"
+#include "server/coordinator/health.h"
 
 #include <string>
 #include <vector>

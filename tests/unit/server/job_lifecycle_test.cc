@@ -1,7 +1,7 @@
-// Tests of the job lifecycle policy (server/job_lifecycle.h) over an in-memory JobTables: the
+// Tests of the job lifecycle policy (server/store/job_lifecycle.h) over an in-memory JobTables: the
 // decisions alone, whatever the SQL. The store suite (store_test.cc) runs the same policy on SQLite
 // and PostgreSQL.
-#include "server/job_lifecycle.h"
+#include "server/store/job_lifecycle.h"
 
 #include <map>
 #include <set>

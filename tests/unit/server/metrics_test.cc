@@ -1,6 +1,6 @@
 // Metrics: observer calls show up in the registry with bounded labels, and the exposer serves them
 // on a port it picked itself.
-#include "server/metrics.h"
+#include "server/service/metrics.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -14,8 +14,8 @@
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
-#include "server/pg_schema.h"
-#include "server/postgres_store.h"
+#include "server/store/pg_schema.h"
+#include "server/store/postgres_store.h"
 
 namespace kbench::server {
 namespace {
@@ -125,7 +125,7 @@ TEST_F(PostgresStoreTest, LeasePassesOverAJobAnotherReplicaHoldsLocked) {
 // inserts; a sequence counts the attempts (nextval is never rolled back, the failed transactions are).
 class PostgresRetryTest : public PostgresStoreTest {
  protected:
-  static constexpr int kAttempts = 5;  // server/postgres_store.cc: kTransactionAttempts
+  static constexpr int kAttempts = 5;  // server/store/postgres_store.cc: kTransactionAttempts
 
   void InjectFailures(Session& s, int failures, const std::string& sqlstate) {
     s.Exec("CREATE SEQUENCE kbench_test_attempts");

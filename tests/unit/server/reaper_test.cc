@@ -1,5 +1,5 @@
 // The Reaper ticks at once on Start, and Stop returns promptly even with a long period.
-#include "server/reaper.h"
+#include "server/service/reaper.h"
 
 #include <chrono>
 

@@ -1,6 +1,6 @@
 // Regression detection: the Mann-Whitney U test against hand-computed values, the verdict rules, and a
 // simulation of the false-alarm rate on noise alone and the power on a 5% slowdown.
-#include "server/regression.h"
+#include "server/coordinator/regression.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // RequestGate: admission until closed, and draining that waits for admitted requests only.
-#include "server/request_gate.h"
+#include "server/service/request_gate.h"
 
 #include <optional>
 #include <thread>

@@ -1,6 +1,6 @@
 // How results are split into store columns: series shapes, and samples stored sorted with the
 // permutation back to the order in which they were taken.
-#include "server/result_columns.h"
+#include "server/store/result_columns.h"
 
 #include <vector>
 

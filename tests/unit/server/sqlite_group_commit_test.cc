@@ -1,7 +1,7 @@
 // The SQLite store's group commit: calls that promise durability sync the WAL before they return,
 // soft state (heartbeats) and calls that write nothing do not, concurrent commits share one sync, and
 // a WAL that cannot be synced is an error, never a silent success.
-#include "server/sqlite_group_commit.h"
+#include "server/store/sqlite_group_commit.h"
 
 #include <fstream>
 #include <thread>
@@ -9,7 +9,7 @@
 
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

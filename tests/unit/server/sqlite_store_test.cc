@@ -4,8 +4,8 @@
 
 #include "fixtures.h"
 #include "gtest/gtest.h"
-#include "server/sqlite_schema.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_schema.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server {
 namespace {

@@ -2,8 +2,8 @@
 
 #include "fixtures.h"
 #include "postgres_fixture.h"
-#include "server/postgres_store.h"
-#include "server/sqlite_store.h"
+#include "server/store/postgres_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace kbench::server::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/store.h"
+#include "server/store/store.h"
 
 namespace kbench::server::testing {
 

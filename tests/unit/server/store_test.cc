@@ -14,9 +14,9 @@
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
-#include "server/postgres_store.h"
-#include "server/sqlite_store.h"
-#include "server/store.h"
+#include "server/store/postgres_store.h"
+#include "server/store/sqlite_store.h"
+#include "server/store/store.h"
 #include "store_backends.h"
 
 namespace kbench::server {

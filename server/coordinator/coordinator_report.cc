@@ -1,0 +1,119 @@
+// The coordinator's handling of a worker's reports: checked field by field and against the job,
+// judged against each result's baseline, then stored in one write. See coordinator.h.
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "api/bounds.h"
+#include "api/limits.h"
+#include "api/message_bounds.h"
+#include "api/plugin_spec.h"
+#include "server/coordinator/coordinator.h"
+#include "server/coordinator/coordinator_report_check.h"
+#include "server/store/result_columns.h"
+
+namespace kbench::server {
+namespace {
+
+absl::Status CheckId(absl::string_view field, absl::string_view id) {
+  return api::CheckRequired(field, id, api::kMaxIdBytes);
+}
+
+std::string LabelOf(const v1::JobSpec& spec, const std::string& name) {
+  auto it = spec.labels().find(name);
+  return it == spec.labels().end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view lease_id, const v1::Progress* progress,
+                                                            const std::vector<v1::Result>& results) {
+  if (absl::Status s = CheckId("lease_id", lease_id); !s.ok()) return s;
+  if (absl::Status s = api::CheckCount("results", static_cast<int64_t>(results.size()), api::kMaxResultsPerReport);
+      !s.ok())
+    return s;
+  if (progress != nullptr)
+    if (absl::Status s = api::CheckProgressBounds("progress", *progress); !s.ok()) return s;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (absl::Status s = api::CheckResultBounds(api::At("results", static_cast<int>(i)), results[i]); !s.ok()) return s;
+  const int64_t now = clock_->NowUnixMs();
+  // The report is checked against its job (reads) before the one write that stores it.
+  absl::StatusOr<v1::Job> job = store_->GetLeasedJob(lease_id, now);
+  if (!job.ok()) return job.status();
+  const bool unnamed = std::any_of(results.begin(), results.end(),
+                                   [](const v1::Result& r) { return r.device().name().empty(); });
+  std::optional<WorkerRecord> worker;
+  if (unnamed || !api::NeedsPluginPlanning(job->spec())) {
+    absl::StatusOr<std::optional<WorkerRecord>> w = LeasingWorker(*job);
+    if (!w.ok()) return w.status();
+    worker = *std::move(w);
+  }
+  const JobResultShape shape = ResultShapeOf(job->spec(), worker ? &worker->info : nullptr);
+  if (absl::Status s = CheckReportAgainstJob(*job, shape, progress, results); !s.ok()) return s;
+
+  std::optional<v1::Progress> cut_progress;
+  if (progress != nullptr && progress->current().size() > api::kMaxTextBytes) {
+    cut_progress = *progress;
+    api::CutProgressText(&*cut_progress);
+    progress = &*cut_progress;
+  }
+  if (results.empty()) {
+    absl::StatusOr<Lease> lease = store_->ExtendLease(lease_id, now, config_.lease_ttl.count(), progress);
+    if (!lease.ok()) return lease.status();
+    return ProgressOutcome{lease->expires_unix_ms, lease->job.state() == v1::CANCELLED_JOB};
+  }
+  // Copied only when a result needs its device filled in or its text cut: results carry samples.
+  const bool long_text = std::any_of(results.begin(), results.end(), [](const v1::Result& r) {
+    return r.status_message().size() > api::kMaxLogBytes || r.custom().compile_log().size() > api::kMaxLogBytes;
+  });
+  std::vector<v1::Result> copied;
+  if (unnamed || long_text) {
+    copied = results;
+    for (v1::Result& r : copied) {
+      api::CutResultText(&r);
+      // Results that name no device get the leasing worker's first device, so that they join a series.
+      if (r.device().name().empty() && worker && !worker->info.devices().empty())
+        *r.mutable_device() = worker->info.devices(0);
+    }
+  }
+  const std::vector<v1::Result>& stored = copied.empty() ? results : copied;
+  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, stored);
+  if (!verdicts.ok()) return verdicts.status();
+  absl::StatusOr<ReportOutcome> report =
+      store_->AppendResults(lease_id, now, config_.lease_ttl.count(), progress, stored, *verdicts);
+  if (!report.ok()) return report.status();
+  if (observer_ != nullptr)
+    for (const v1::Result& r : results)
+      if (std::find(report->added.begin(), report->added.end(), r.index()) != report->added.end())
+        observer_->ResultStored(r.status());
+  return ProgressOutcome{report->lease.expires_unix_ms, report->lease.job.state() == v1::CANCELLED_JOB};
+}
+
+absl::StatusOr<std::optional<WorkerRecord>> Coordinator::LeasingWorker(const v1::Job& job) {
+  absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
+  if (absl::IsNotFound(worker.status())) return std::nullopt;
+  if (!worker.ok()) return worker.status();
+  return std::optional<WorkerRecord>(*std::move(worker));
+}
+
+absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,
+                                                                      const std::vector<v1::Result>& results) {
+  const bool on_baseline_branch = LabelOf(job.spec(), "branch") == config_.baseline_branch;
+  std::vector<ResultVerdict> verdicts(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const v1::Result& r = results[i];
+    // A plugin's variant is not the series of the suite's variant of that name: no verdict against it.
+    if (r.status() != v1::OK || !r.plugin_sha256().empty()) continue;
+    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(SeriesOf(r), job.job_id());
+    if (!baseline.ok()) return baseline.status();
+    const RegressionAnalysis a =
+        AnalyzeAgainstPooled(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
+                             r.timing().median_ns(), **baseline, config_.regression);
+    // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
+    verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns,
+                                on_baseline_branch && !r.problem().preset().empty()};
+  }
+  return verdicts;
+}
+
+}  // namespace kbench::server

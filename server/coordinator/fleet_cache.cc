@@ -1,0 +1,94 @@
+// The fleet view's expiry and invalidation.
+#include "server/coordinator/fleet_cache.h"
+
+#include "server/coordinator/catalog.h"
+#include "server/coordinator/matching.h"
+
+namespace kbench::server {
+namespace {
+
+constexpr size_t kMaxSelectors = 64;  // Distinct selectors remembered per view.
+
+}  // namespace
+
+Fleet::Fleet(std::vector<WorkerRecord> workers) : workers_(std::move(workers)) {
+  for (size_t i = 0; i < workers_.size(); ++i) by_id_.emplace(workers_[i].info.worker_id(), i);
+}
+
+const WorkerRecord* Fleet::Find(absl::string_view worker_id) const {
+  auto it = by_id_.find(std::string(worker_id));
+  return it == by_id_.end() ? nullptr : &workers_[it->second];
+}
+
+std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selector) const {
+  const std::string key = selector.SerializeAsString();
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = admitted_.find(key); it != admitted_.end()) return it->second;
+  }
+  auto admitted = std::make_shared<Admitted>();
+  for (const WorkerRecord& w : workers_) {
+    admitted->all.push_back(&w.info);
+    if (WorkerMatches(selector, w.info)) admitted->matching.push_back(&w.info);
+  }
+  admitted->catalog = MergeCatalogs(admitted->matching);
+  absl::MutexLock lock(&mu_);
+  if (admitted_.size() >= kMaxSelectors) admitted_.clear();
+  admitted_.emplace(key, admitted);
+  return admitted;
+}
+
+absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
+  mu_.Lock();
+  // kUnchanged and kFresh that find no usable view need a read that begins after this call.
+  const uint64_t needed = reads_started_ + 1;
+  while (true) {
+    const bool young = fleet_ != nullptr && SteadyClock::now() - read_at_ < max_age_;
+    const bool usable = (want == Want::kAny && young) || (want == Want::kUnchanged && young && changed_->empty());
+    if (usable || (fleet_ != nullptr && fleet_read_ >= needed)) {
+      View view{fleet_, changed_, fleet_read_ < needed};
+      mu_.Unlock();
+      return view;
+    }
+    if (!reading_) break;
+    // kAny does not wait for the read under way: the view it replaces is only a moment older.
+    if (want == Want::kAny && fleet_ != nullptr) {
+      View view{fleet_, changed_, true};
+      mu_.Unlock();
+      return view;
+    }
+    mu_.Await(absl::Condition(+[](bool* reading) { return !*reading; }, &reading_));
+  }
+  reading_ = true;
+  const uint64_t read = ++reads_started_;
+  changed_during_read_.clear();
+  const SteadyClock::time_point started = SteadyClock::now();
+  mu_.Unlock();
+  absl::StatusOr<std::vector<WorkerRecord>> workers = store->ListWorkers();
+  std::shared_ptr<const Fleet> fleet;
+  if (workers.ok()) fleet = std::make_shared<const Fleet>(*std::move(workers));
+  mu_.Lock();
+  reading_ = false;
+  if (fleet == nullptr) {
+    mu_.Unlock();
+    return workers.status();
+  }
+  fleet_ = fleet;
+  fleet_read_ = read;
+  read_at_ = started;  // Its age counts from before the read: the store may have changed during it.
+  changed_ = std::make_shared<const std::set<std::string>>(std::move(changed_during_read_));
+  changed_during_read_.clear();
+  View view{fleet_, changed_, false};
+  mu_.Unlock();
+  return view;
+}
+
+void FleetCache::Invalidate(const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto changed = std::make_shared<std::set<std::string>>(*changed_);
+  changed->insert(worker_id);
+  changed_ = std::move(changed);
+  if (reading_) changed_during_read_.insert(worker_id);
+}
+
+}  // namespace kbench::server

@@ -1,0 +1,94 @@
+// The registered workers as Submit validates a job against them (and LeaseJob matches a worker's
+// registration against the queue), kept for a moment. A submission
+// checks its op against the catalog of every worker its selector admits; reading and parsing every
+// worker's registration (a catalog of several KiB each) for every submission costs far more than
+// the submission itself once the fleet has hundreds of workers, and holds the store meanwhile.
+// Submit validates on a view no registration through this coordinator has changed since it was read
+// (else it reads afresh), so registrations here are seen at once; registrations through another
+// replica are seen within max_age. It reads afresh before it refuses a job on a cached view, so a
+// cached view can only let through, for at most max_age, a job for a catalog that a worker has just
+// left through another replica (which that worker then fails, as it would had the job come a moment
+// earlier). LeaseJob takes a worker's registration from the view unless it changed since.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "kbench/v1/catalog.pb.h"
+#include "kbench/v1/job.pb.h"
+#include "server/store/store.h"
+
+namespace kbench::server {
+
+// The workers as read at one moment, with what is derived from them computed once per selector.
+class Fleet {
+ public:
+  explicit Fleet(std::vector<WorkerRecord> workers);
+
+  const std::vector<WorkerRecord>& workers() const { return workers_; }
+  // The worker with this id, or null.
+  const WorkerRecord* Find(absl::string_view worker_id) const;
+
+  // The workers a selector admits and their merged catalog (catalog.h); `all` is every worker.
+  struct Admitted {
+    std::vector<const v1::WorkerInfo*> all, matching;
+    std::vector<v1::OpInfo> catalog;
+  };
+  // Thread-safe; kept per selector for the life of this view.
+  std::shared_ptr<const Admitted> Admit(const v1::GpuSelector& selector) const;
+
+ private:
+  const std::vector<WorkerRecord> workers_;
+  std::unordered_map<std::string, size_t> by_id_;
+  mutable absl::Mutex mu_;
+  mutable std::map<std::string, std::shared_ptr<const Admitted>> admitted_ ABSL_GUARDED_BY(mu_);
+};
+
+class FleetCache {
+ public:
+  explicit FleetCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
+
+  enum class Want {
+    kAny,        // A view younger than max_age (or the last one while a read is under way); workers
+                 // changed since are listed in View::changed.
+    kUnchanged,  // A view younger than max_age that no registration through this coordinator has changed.
+    kFresh,      // A view read after this call began.
+  };
+  struct View {
+    std::shared_ptr<const Fleet> fleet;
+    // Workers registered or changed through this coordinator since the view was read: look them up
+    // in the store.
+    std::shared_ptr<const std::set<std::string>> changed;
+    bool cached = false;  // Served from memory rather than read for this call.
+  };
+  // One read of the store at a time: callers that need one while it runs wait for it and share it,
+  // so that a burst of calls never holds more than two views in memory.
+  absl::StatusOr<View> Get(Store* store, Want want);
+  // A worker registered or changed through this coordinator.
+  void Invalidate(const std::string& worker_id);
+
+ private:
+  using SteadyClock = std::chrono::steady_clock;
+  const std::chrono::milliseconds max_age_;
+  absl::Mutex mu_;
+  std::shared_ptr<const Fleet> fleet_ ABSL_GUARDED_BY(mu_);
+  SteadyClock::time_point read_at_ ABSL_GUARDED_BY(mu_);        // When the read of fleet_ began.
+  uint64_t fleet_read_ ABSL_GUARDED_BY(mu_) = 0;                // Which read gave fleet_.
+  uint64_t reads_started_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<const std::set<std::string>> changed_ ABSL_GUARDED_BY(mu_) =
+      std::make_shared<const std::set<std::string>>();
+  std::set<std::string> changed_during_read_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kbench::server

@@ -1,0 +1,358 @@
+// PostgresStore: the Store's operations as SQL over libpq. The same columns as the SQLite store
+// (protobuf messages serialized in BYTEA, the fields queries filter or sort on in their own columns).
+// The job lifecycle (what a lease, report, completion, cancellation or expiry decides) is
+// job_lifecycle.cc over this dialect's statements (pg_jobs.cc); here: transactions, the queue claim, reads.
+#include "server/store/postgres_store.h"
+
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/names.h"
+#include "server/store/job_lifecycle.h"
+#include "server/store/pg_jobs.h"
+#include "server/store/pg_schema.h"
+#include "server/store/result_columns.h"
+
+namespace kbench::server {
+namespace {
+
+using pg::Connection;
+using pg::Params;
+using pg::Rows;
+using pg::ReadJobRow;
+
+constexpr int kTransactionAttempts = 5;
+constexpr int kLeasePage = 64;  // Queued jobs read per round while looking for one the worker can run.
+constexpr absl::string_view kWorkerColumns = "worker_id, info, last_heartbeat_ms, state, current_job_id";
+
+const absl::Status& StatusOf(const absl::Status& s) { return s; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+
+absl::StatusOr<WorkerRecord> ReadWorker(const Rows& r, int row) {
+  WorkerRecord w;
+  if (absl::Status s = ParseStored(r.Text(row, 1), &w.info, "worker info"); !s.ok()) return s;
+  w.info.set_worker_id(r.Text(row, 0));
+  w.last_heartbeat_unix_ms = r.Int(row, 2);
+  w.state = r.Text(row, 3);
+  w.current_job_id = r.Text(row, 4);
+  return w;
+}
+
+}  // namespace
+
+bool IsPostgresUri(absl::string_view db) {
+  return absl::StartsWith(db, "postgresql://") || absl::StartsWith(db, "postgres://");
+}
+
+template <typename Body>
+auto PostgresStore::Transact(Body body) -> decltype(body(std::declval<pg::Connection&>())) {
+  using Result = decltype(body(std::declval<pg::Connection&>()));
+  pg::Pool::Handle conn = pool_->Acquire();
+  Result result = absl::InternalError("postgres: transaction not attempted");
+  for (int attempt = 0; attempt < kTransactionAttempts; ++attempt) {
+    if (!conn->EnsureConnected()) return absl::UnavailableError("postgres: connection lost; reconnecting failed");
+    if (absl::Status s = conn->Exec("BEGIN"); !s.ok()) return s;
+    result = body(*conn);
+    if (result.ok()) {
+      absl::Status committed = conn->Exec("COMMIT");
+      if (committed.ok()) return result;
+      result = committed;
+    } else {
+      (void)conn->Exec("ROLLBACK");
+    }
+    if (!absl::IsAborted(StatusOf(result))) return result;
+  }
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo, int pool_size) {
+  absl::StatusOr<std::unique_ptr<pg::Pool>> pool = pg::Pool::Open(conninfo, pool_size);
+  if (!pool.ok()) return pool.status();
+  std::unique_ptr<PostgresStore> store(new PostgresStore(*std::move(pool)));
+  {
+    pg::Pool::Handle conn = store->pool_->Acquire();
+    if (absl::Status s = pg::Migrate(*conn); !s.ok()) return s;
+  }
+  return store;
+}
+
+absl::StatusOr<InsertOutcome> PostgresStore::InsertJob(const v1::Job& job) {
+  return Transact([&](Connection& c) -> absl::StatusOr<InsertOutcome> {
+    auto by_key = [&]() -> absl::StatusOr<std::optional<JobRow>> {
+      absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE idempotency_key = $1"),
+                                       Params().Text(job.idempotency_key()));
+      if (!r.ok()) return r.status();
+      if (r->size() == 0) return std::optional<JobRow>();
+      absl::StatusOr<JobRow> row = ReadJobRow(*r, 0);
+      if (!row.ok()) return row.status();
+      return std::optional<JobRow>(*std::move(row));
+    };
+    if (!job.idempotency_key().empty()) {
+      absl::StatusOr<std::optional<JobRow>> existing = by_key();
+      if (!existing.ok()) return existing.status();
+      if (existing->has_value()) return InsertOutcome{(*existing)->job, false};
+    }
+    Params p;
+    p.Text(job.job_id());
+    if (job.idempotency_key().empty()) p.NullText();
+    else p.Text(job.idempotency_key());
+    p.Bytes(job.spec().SerializeAsString())
+        .Int(job.state())
+        .Int(job.attempts())
+        .Text(job.worker_id())
+        .Int(job.created_unix_ms())
+        .Int(job.started_unix_ms())
+        .Int(job.finished_unix_ms())
+        .Text(job.error());
+    if (job.has_progress()) p.Bytes(job.progress().SerializeAsString());
+    else p.NullBytes();
+    // ON CONFLICT covers both the key (another replica's concurrent submission) and the id.
+    absl::StatusOr<Rows> ins = c.Query(R"sql(
+INSERT INTO jobs (job_id, idempotency_key, spec, state, attempts, worker_id, created_ms, started_ms, finished_ms,
+                  error, progress)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT DO NOTHING)sql",
+                                       p);
+    if (!ins.ok()) return ins.status();
+    if (ins->Affected() == 1) return InsertOutcome{job, true};
+    if (!job.idempotency_key().empty()) {
+      absl::StatusOr<std::optional<JobRow>> existing = by_key();
+      if (!existing.ok()) return existing.status();
+      if (existing->has_value()) return InsertOutcome{(*existing)->job, false};
+    }
+    return absl::AlreadyExistsError(absl::StrCat("job id '", job.job_id(), "' is taken"));
+  });
+}
+
+absl::StatusOr<v1::Job> PostgresStore::GetJob(absl::string_view job_id) {
+  return Read([&](Connection& c) -> absl::StatusOr<v1::Job> {
+    absl::StatusOr<JobRow> row = pg::PgJobTables(c).LoadJob(job_id, false);
+    if (!row.ok()) return row.status();
+    return std::move(row->job);
+  });
+}
+
+absl::StatusOr<std::optional<v1::Job>> PostgresStore::FindJobByIdempotencyKey(absl::string_view key) {
+  if (key.empty()) return std::optional<v1::Job>();
+  return Read([&](Connection& c) -> absl::StatusOr<std::optional<v1::Job>> {
+    absl::StatusOr<Rows> r =
+        c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE idempotency_key = $1"), Params().Text(key));
+    if (!r.ok()) return r.status();
+    if (r->size() == 0) return std::optional<v1::Job>();
+    absl::StatusOr<JobRow> row = ReadJobRow(*r, 0);
+    if (!row.ok()) return row.status();
+    return std::optional<v1::Job>(std::move(row->job));
+  });
+}
+
+absl::StatusOr<std::vector<v1::Job>> PostgresStore::ListJobs(int limit, v1::JobState state) {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<v1::Job>> {
+    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE ($1 = 0 OR state = $1) ",
+                                                  "ORDER BY created_ms DESC, seq DESC LIMIT $2"),
+                                     Params().Int(state).Int(limit));
+    if (!r.ok()) return r.status();
+    std::vector<v1::Job> out;
+    for (int i = 0; i < r->size(); ++i) {
+      absl::StatusOr<JobRow> row = ReadJobRow(*r, i);
+      if (!row.ok()) return row.status();
+      out.push_back(std::move(row->job));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::map<v1::JobState, int64_t>> PostgresStore::CountJobsByState() {
+  return Read([&](Connection& c) -> absl::StatusOr<std::map<v1::JobState, int64_t>> {
+    absl::StatusOr<Rows> r = c.Query("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    if (!r.ok()) return r.status();
+    std::map<v1::JobState, int64_t> out;
+    for (int i = 0; i < r->size(); ++i) out[static_cast<v1::JobState>(r->Int(i, 0))] = r->Int(i, 1);
+    return out;
+  });
+}
+
+absl::StatusOr<Transition> PostgresStore::CancelJob(absl::string_view job_id, int64_t now_ms) {
+  return Transact([&](Connection& c) {
+    pg::PgJobTables t(c);
+    return lifecycle::Cancel(t, job_id, now_ms);
+  });
+}
+
+absl::StatusOr<std::optional<Lease>> PostgresStore::LeaseNextJob(absl::string_view worker_id,
+                                                                 const JobMatcher& matcher, int64_t now_ms,
+                                                                 int64_t ttl_ms, absl::string_view lease_id) {
+  // Most polls of an idle fleet find nothing: answer those with one read outside a transaction (no
+  // BEGIN, no COMMIT: one round trip instead of three). A job queued after this read is seen by the
+  // worker's next poll.
+  absl::StatusOr<bool> any = Read([&](Connection& c) -> absl::StatusOr<bool> {
+    absl::StatusOr<Rows> page = c.Query(
+        "SELECT spec FROM jobs WHERE state = $1 ORDER BY created_ms, seq LIMIT $2", Params().Int(v1::QUEUED).Int(kLeasePage));
+    if (!page.ok()) return page.status();
+    for (int i = 0; i < page->size(); ++i) {
+      v1::JobSpec spec;
+      if (absl::Status s = ParseStored(page->Text(i, 0), &spec, "job spec"); !s.ok()) return s;
+      if (matcher(spec)) return true;
+    }
+    return page->size() == kLeasePage;  // A longer queue: the transaction below looks further.
+  });
+  if (!any.ok()) return any.status();
+  if (!*any) return std::optional<Lease>();
+  return Transact([&](Connection& c) -> absl::StatusOr<std::optional<Lease>> {
+    // Oldest first, a page at a time, without locks: the matcher decides on the spec (which never
+    // changes), then the candidate is claimed with SKIP LOCKED and the state checked again under the
+    // lock (READ COMMITTED re-reads a row that another transaction changed meanwhile). A candidate
+    // another replica is claiming right now is passed over, not waited for.
+    std::string chosen;
+    int64_t after_created = std::numeric_limits<int64_t>::min();
+    int64_t after_seq = std::numeric_limits<int64_t>::min();
+    while (chosen.empty()) {
+      absl::StatusOr<Rows> page = c.Query(R"sql(
+SELECT job_id, spec, created_ms, seq FROM jobs WHERE state = $1 AND (created_ms, seq) > ($2, $3)
+ORDER BY created_ms, seq LIMIT $4)sql",
+                                          Params().Int(v1::QUEUED).Int(after_created).Int(after_seq).Int(kLeasePage));
+      if (!page.ok()) return page.status();
+      for (int i = 0; i < page->size() && chosen.empty(); ++i) {
+        after_created = page->Int(i, 2);
+        after_seq = page->Int(i, 3);
+        v1::JobSpec spec;
+        if (absl::Status s = ParseStored(page->Text(i, 1), &spec, "job spec"); !s.ok()) return s;
+        if (!matcher(spec)) continue;
+        absl::StatusOr<Rows> claim =
+            c.Query("SELECT job_id FROM jobs WHERE job_id = $1 AND state = $2 FOR UPDATE SKIP LOCKED",
+                    Params().Text(page->Text(i, 0)).Int(v1::QUEUED));
+        if (!claim.ok()) return claim.status();
+        if (claim->size() == 1) chosen = page->Text(i, 0);
+      }
+      if (page->size() < kLeasePage) break;
+    }
+    if (chosen.empty()) return std::optional<Lease>();
+    pg::PgJobTables t(c);
+    absl::StatusOr<Lease> lease = lifecycle::Grant(t, chosen, worker_id, lease_id, now_ms, ttl_ms);
+    if (!lease.ok()) return lease.status();
+    return std::optional<Lease>(*std::move(lease));
+  });
+}
+
+absl::StatusOr<Lease> PostgresStore::ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                                 const v1::Progress* progress) {
+  return Transact([&](Connection& c) {
+    pg::PgJobTables t(c);
+    return lifecycle::Extend(t, lease_id, now_ms, ttl_ms, progress);
+  });
+}
+
+absl::StatusOr<v1::Job> PostgresStore::GetLeasedJob(absl::string_view lease_id, int64_t now_ms) {
+  return Read([&](Connection& c) -> absl::StatusOr<v1::Job> {
+    pg::PgJobTables t(c);
+    absl::StatusOr<JobRow> row = lifecycle::LiveLease(t, lease_id, now_ms, /*lock=*/false);
+    if (!row.ok()) return row.status();
+    return std::move(row->job);
+  });
+}
+
+absl::StatusOr<ReportOutcome> PostgresStore::AppendResults(absl::string_view lease_id, int64_t now_ms,
+                                                           int64_t ttl_ms, const v1::Progress* progress,
+                                                           const std::vector<v1::Result>& results,
+                                                           const std::vector<ResultVerdict>& verdicts) {
+  if (absl::Status s = lifecycle::CheckVerdicts(results, verdicts); !s.ok()) return s;
+  return Transact([&](Connection& c) {
+    pg::PgJobTables t(c);
+    return lifecycle::Report(t, lease_id, now_ms, ttl_ms, progress, results, verdicts);
+  });
+}
+
+absl::StatusOr<Transition> PostgresStore::CompleteJob(absl::string_view lease_id, int64_t now_ms, bool failed,
+                                                      absl::string_view error) {
+  return Transact([&](Connection& c) {
+    pg::PgJobTables t(c);
+    return lifecycle::Complete(t, lease_id, now_ms, failed, error);
+  });
+}
+
+absl::StatusOr<std::vector<Transition>> PostgresStore::RequeueExpired(int64_t now_ms, int max_attempts) {
+  return Transact([&](Connection& c) {
+    pg::PgJobTables t(c);
+    return lifecycle::RequeueExpired(t, now_ms, max_attempts);
+  });
+}
+
+absl::StatusOr<std::vector<v1::Result>> PostgresStore::GetResults(absl::string_view job_id, bool include_samples) {
+  return Transact([&](Connection& c) -> absl::StatusOr<std::vector<v1::Result>> {
+    absl::StatusOr<JobRow> job = pg::PgJobTables(c).LoadJob(job_id, false);
+    if (!job.ok()) return job.status();
+    absl::StatusOr<Rows> r =
+        c.Query(absl::StrCat("SELECT result, ", include_samples ? "samples, samples_order" : "NULL::bytea, NULL::bytea",
+                             " FROM results WHERE job_id = $1 AND attempt = $2 ORDER BY idx"),
+                                     Params().Text(job_id).Int(job->job.attempts()));
+    if (!r.ok()) return r.status();
+    std::vector<v1::Result> out;
+    for (int i = 0; i < r->size(); ++i) {
+      absl::StatusOr<v1::Result> res =
+          ReadStoredResult(r->Text(i, 0), include_samples, !r->IsNull(i, 1), r->Text(i, 1), r->Text(i, 2));
+      if (!res.ok()) return res.status();
+      out.push_back(*std::move(res));
+    }
+    return out;
+  });
+}
+
+absl::Status PostgresStore::UpsertWorker(const v1::WorkerInfo& info, int64_t now_ms) {
+  if (info.worker_id().empty()) return absl::InvalidArgumentError("worker info has no worker_id");
+  return Transact([&](Connection& c) -> absl::Status {
+    absl::StatusOr<Rows> up = c.Query(R"sql(
+INSERT INTO workers (worker_id, info, last_heartbeat_ms) VALUES ($1, $2, $3)
+ON CONFLICT (worker_id) DO UPDATE SET info = EXCLUDED.info, last_heartbeat_ms = EXCLUDED.last_heartbeat_ms)sql",
+                                      Params().Text(info.worker_id()).Bytes(info.SerializeAsString()).Int(now_ms));
+    if (!up.ok()) return up.status();
+    return pg::PgJobTables(c).RefreshWorker(info.worker_id());
+  });
+}
+
+absl::StatusOr<std::vector<std::string>> PostgresStore::Heartbeat(absl::string_view worker_id, int64_t now_ms) {
+  return Transact([&](Connection& c) -> absl::StatusOr<std::vector<std::string>> {
+    absl::StatusOr<Rows> up = c.Query("UPDATE workers SET last_heartbeat_ms = $2 WHERE worker_id = $1",
+                                      Params().Text(worker_id).Int(now_ms));
+    if (!up.ok()) return up.status();
+    if (up->Affected() == 0) return lifecycle::WorkerNotFound(worker_id);
+    absl::StatusOr<Rows> r = c.Query(
+        "SELECT job_id FROM jobs WHERE worker_id = $1 AND lease_id > '' AND state = $2 ORDER BY created_ms, seq",
+        Params().Text(worker_id).Int(v1::CANCELLED_JOB));
+    if (!r.ok()) return r.status();
+    std::vector<std::string> cancelled;
+    for (int i = 0; i < r->size(); ++i) cancelled.push_back(r->Text(i, 0));
+    return cancelled;
+  });
+}
+
+absl::StatusOr<WorkerRecord> PostgresStore::GetWorker(absl::string_view worker_id) {
+  return Read([&](Connection& c) -> absl::StatusOr<WorkerRecord> {
+    absl::StatusOr<Rows> r =
+        c.Query(absl::StrCat("SELECT ", kWorkerColumns, " FROM workers WHERE worker_id = $1"),
+                Params().Text(worker_id));
+    if (!r.ok()) return r.status();
+    if (r->size() == 0) return lifecycle::WorkerNotFound(worker_id);
+    return ReadWorker(*r, 0);
+  });
+}
+
+absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<WorkerRecord>> {
+    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kWorkerColumns, " FROM workers ORDER BY seq"));
+    if (!r.ok()) return r.status();
+    std::vector<WorkerRecord> out;
+    for (int i = 0; i < r->size(); ++i) {
+      absl::StatusOr<WorkerRecord> w = ReadWorker(*r, i);
+      if (!w.ok()) return w.status();
+      out.push_back(*std::move(w));
+    }
+    return out;
+  });
+}
+
+}  // namespace kbench::server

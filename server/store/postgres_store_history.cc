@@ -1,0 +1,111 @@
+// PostgresStore's reads of the performance history: a series' baseline, history rows, the series'
+// latest points. Split from postgres_store.cc to keep each file about one thing.
+#include "absl/strings/str_cat.h"
+#include "server/store/postgres_store.h"
+#include "server/store/result_columns.h"
+
+namespace kbench::server {
+
+using pg::Connection;
+using pg::Params;
+using pg::Rows;
+
+absl::StatusOr<std::vector<BaselineResult>> PostgresStore::BaselineResults(const SeriesKey& series,
+                                                                           absl::string_view branch, int limit,
+                                                                           absl::string_view exclude_job_id,
+                                                                           const HaveSamples& have_samples) {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
+    // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
+    absl::StatusOr<Rows> r = c.Query(R"sql(
+SELECT job_id, median_ns, samples, attempt, idx, xmin::text::bigint FROM results
+WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
+  AND job_id != $8
+ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
+                                     Params()
+                                         .Text(series.op)
+                                         .Text(series.variant)
+                                         .Text(series.shape)
+                                         .Int(series.dtype)
+                                         .Text(series.gpu_model)
+                                         .Text(branch)
+                                         .Int(v1::OK)
+                                         .Text(exclude_job_id)
+                                         .Int(limit));
+    if (!r.ok()) return r.status();
+    std::vector<BaselineResult> out;
+    for (int i = 0; i < r->size(); ++i) {
+      BaselineResult& b = out.emplace_back();
+      b.job_id = r->Text(i, 0);
+      b.attempt = static_cast<int32_t>(r->Int(i, 3));
+      b.index = static_cast<int32_t>(r->Int(i, 4));
+      b.revision = r->Int(i, 5);
+      b.median_ns = r->Double(i, 1);
+      b.samples_omitted = have_samples && have_samples(b);
+      if (!b.samples_omitted) b.samples_ns = UnpackSorted(r->Text(i, 2));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<HistoryRow>> PostgresStore::History(const HistoryQuery& query) {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<HistoryRow>> {
+    absl::StatusOr<Rows> r = c.Query(R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, change_fraction,
+       p_value, baseline_median_ns, branch, git_sha
+FROM results
+WHERE op = $1 AND status = $2 AND ($3 = '' OR variant = $3) AND ($4 = '' OR strpos(lower(gpu_model), lower($4)) > 0)
+  AND ($5 = '' OR shape = $5) AND ($6 = 0 OR dtype = $6)
+ORDER BY finished_ms DESC, seq DESC LIMIT $7)sql",
+                                     Params()
+                                         .Text(query.op)
+                                         .Int(v1::OK)
+                                         .Text(query.variant)
+                                         .Text(query.gpu_model_substring)
+                                         .Text(query.shape)
+                                         .Int(query.dtype)
+                                         .Int(query.limit));
+    if (!r.ok()) return r.status();
+    std::vector<HistoryRow> out;
+    for (int i = 0; i < r->size(); ++i) {
+      HistoryRow h;
+      h.series = SeriesKey{r->Text(i, 0), r->Text(i, 1), r->Text(i, 2), static_cast<v1::Dtype>(r->Int(i, 3)),
+                           r->Text(i, 4)};
+      h.job_id = r->Text(i, 5);
+      h.finished_unix_ms = r->Int(i, 6);
+      h.median_ns = r->Double(i, 7);
+      h.utilization = r->Double(i, 8);
+      h.verdict.verdict = static_cast<v1::Verdict>(r->Int(i, 9));
+      h.verdict.change_fraction = r->Double(i, 10);
+      h.verdict.p_value = r->Double(i, 11);
+      h.verdict.baseline_median_ns = r->Double(i, 12);
+      h.branch = r->Text(i, 13);
+      h.git_sha = r->Text(i, 14);
+      out.push_back(std::move(h));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<SeriesPoint>> PostgresStore::ListSeries() {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<SeriesPoint>> {
+    absl::StatusOr<Rows> r = c.Query(R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict FROM series
+ORDER BY op, variant, shape, dtype, gpu_model)sql");
+    if (!r.ok()) return r.status();
+    std::vector<SeriesPoint> out;
+    for (int i = 0; i < r->size(); ++i) {
+      SeriesPoint p;
+      p.series = SeriesKey{r->Text(i, 0), r->Text(i, 1), r->Text(i, 2), static_cast<v1::Dtype>(r->Int(i, 3)),
+                           r->Text(i, 4)};
+      p.job_id = r->Text(i, 5);
+      p.finished_unix_ms = r->Int(i, 6);
+      p.median_ns = r->Double(i, 7);
+      p.utilization = r->Double(i, 8);
+      p.verdict = static_cast<v1::Verdict>(r->Int(i, 9));
+      out.push_back(std::move(p));
+    }
+    return out;
+  });
+}
+
+}  // namespace kbench::server

@@ -1,0 +1,129 @@
+// Schema migrations, oldest first. Never edit a released step: append a new one, so that every
+// existing database reaches the same schema.
+#include "server/store/sqlite_schema.h"
+
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "server/store/sqlite_util.h"
+
+namespace kbench::server::sqlite {
+namespace {
+
+// Step i brings the schema from version i to version i + 1.
+constexpr std::array<const char*, 2> kMigrations = {
+    // 1: jobs, results, workers.
+    R"sql(
+CREATE TABLE jobs (
+  job_id            TEXT PRIMARY KEY,
+  idempotency_key   TEXT UNIQUE,              -- NULL when the submission carried none.
+  spec              BLOB NOT NULL,            -- Serialized kbench.v1.JobSpec, resolved against the catalog.
+  state             INTEGER NOT NULL,         -- kbench.v1.JobState.
+  attempts          INTEGER NOT NULL DEFAULT 0,
+  worker_id         TEXT NOT NULL DEFAULT '',
+  lease_id          TEXT NOT NULL DEFAULT '', -- Non-empty while a worker holds the job.
+  lease_expires_ms  INTEGER NOT NULL DEFAULT 0,
+  created_ms        INTEGER NOT NULL,
+  started_ms        INTEGER NOT NULL DEFAULT 0,
+  finished_ms       INTEGER NOT NULL DEFAULT 0,
+  error             TEXT NOT NULL DEFAULT '',
+  progress          BLOB                      -- Serialized kbench.v1.Progress.
+);
+CREATE INDEX jobs_by_state ON jobs(state, created_ms);
+CREATE INDEX jobs_by_created ON jobs(created_ms);
+CREATE INDEX jobs_by_lease ON jobs(lease_id);
+CREATE INDEX jobs_by_worker ON jobs(worker_id, lease_id);
+
+CREATE TABLE results (
+  job_id         TEXT NOT NULL REFERENCES jobs(job_id),
+  attempt        INTEGER NOT NULL,
+  idx            INTEGER NOT NULL,
+  op             TEXT NOT NULL,
+  variant        TEXT NOT NULL,
+  problem_label  TEXT NOT NULL,
+  dtype          INTEGER NOT NULL,           -- kbench.v1.Dtype.
+  status         INTEGER NOT NULL,           -- kbench.v1.ResultStatus.
+  median_ns      REAL,
+  result         BLOB NOT NULL,              -- Serialized kbench.v1.Result with raw samples.
+  PRIMARY KEY (job_id, attempt, idx)
+);
+CREATE INDEX results_by_series ON results(op, variant, problem_label, dtype);
+
+CREATE TABLE workers (
+  worker_id          TEXT PRIMARY KEY,
+  info               BLOB NOT NULL,          -- Serialized kbench.v1.WorkerInfo.
+  last_heartbeat_ms  INTEGER NOT NULL,
+  state              TEXT NOT NULL DEFAULT 'idle',
+  current_job_id     TEXT NOT NULL DEFAULT ''
+);
+)sql",
+    // 2: series columns and regression verdicts on results, samples apart from the message, and the
+    // latest tracked point of each series. Rows from version 1 keep empty series columns (they join
+    // no baseline) and their samples inside the message (samples IS NULL).
+    R"sql(
+ALTER TABLE results ADD COLUMN shape TEXT NOT NULL DEFAULT '';     -- SeriesShape() of the problem.
+ALTER TABLE results ADD COLUMN gpu_model TEXT NOT NULL DEFAULT ''; -- Device name of the result.
+ALTER TABLE results ADD COLUMN branch TEXT NOT NULL DEFAULT '';    -- The job's "branch" label.
+ALTER TABLE results ADD COLUMN git_sha TEXT NOT NULL DEFAULT '';   -- The job's "git_sha" label.
+ALTER TABLE results ADD COLUMN finished_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN utilization REAL;                   -- NULL when unknown.
+ALTER TABLE results ADD COLUMN samples BLOB;                       -- Sorted, packed; NULL: inside result.
+ALTER TABLE results ADD COLUMN samples_order BLOB;                 -- Permutation back to the order taken.
+ALTER TABLE results ADD COLUMN verdict INTEGER NOT NULL DEFAULT 0; -- kbench.v1.Verdict.
+ALTER TABLE results ADD COLUMN change_fraction REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN p_value REAL NOT NULL DEFAULT 1;
+ALTER TABLE results ADD COLUMN baseline_median_ns REAL NOT NULL DEFAULT 0;
+DROP INDEX results_by_series;  -- Superseded by results_by_baseline.
+CREATE INDEX results_by_baseline ON results(op, variant, shape, dtype, gpu_model, branch, status, finished_ms);
+CREATE INDEX results_by_history ON results(op, status, finished_ms);
+
+CREATE TABLE series (
+  op           TEXT NOT NULL,
+  variant      TEXT NOT NULL,
+  shape        TEXT NOT NULL,
+  dtype        INTEGER NOT NULL,
+  gpu_model    TEXT NOT NULL,
+  job_id       TEXT NOT NULL,               -- Job of the latest tracked result.
+  finished_ms  INTEGER NOT NULL,
+  median_ns    REAL NOT NULL,
+  utilization  REAL,
+  verdict      INTEGER NOT NULL,
+  PRIMARY KEY (op, variant, shape, dtype, gpu_model)
+);
+)sql",
+};
+
+}  // namespace
+
+int CurrentSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+absl::Status Migrate(sqlite3* db) {
+  Transaction tx(db);
+  if (!tx.status().ok()) return tx.status();
+  if (absl::Status s = Exec(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"); !s.ok())
+    return s;
+  int version = 0;
+  bool has_row = false;
+  {
+    Statement q(db, "SELECT version FROM schema_version");
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (*row) {
+      has_row = true;
+      version = static_cast<int>(q.Int(0));
+    }
+  }
+  if (version > CurrentSchemaVersion())
+    return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
+                                                      " is newer than this coordinator's (", CurrentSchemaVersion(),
+                                                      "); upgrade the coordinator"));
+  if (version == CurrentSchemaVersion()) return tx.Commit();
+  for (int v = version; v < CurrentSchemaVersion(); ++v)
+    if (absl::Status s = Exec(db, kMigrations[v]); !s.ok()) return s;
+  Statement set(db, has_row ? "UPDATE schema_version SET version = ?1" : "INSERT INTO schema_version VALUES (?1)");
+  set.Bind(1, int64_t{CurrentSchemaVersion()});
+  if (absl::Status s = set.Run(); !s.ok()) return s;
+  return tx.Commit();
+}
+
+}  // namespace kbench::server::sqlite

@@ -1,0 +1,110 @@
+// SqliteStore's reads of the performance history: a series' baseline, history rows, the series'
+// latest points. Split from sqlite_store.cc to keep each file about one thing.
+#include "absl/strings/str_cat.h"
+#include "server/store/result_columns.h"
+#include "server/store/sqlite_store.h"
+#include "server/store/sqlite_util.h"
+
+namespace kbench::server {
+
+using sqlite::Statement;
+
+absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
+                                                                         absl::string_view branch, int limit,
+                                                                         absl::string_view exclude_job_id,
+                                                                         const HaveSamples& have_samples) {
+  absl::MutexLock lock(&mu_);
+  // The rowid is the revision: INSERT OR REPLACE gives the new row a rowid above every existing one.
+  Statement q(statements_.get(), R"sql(
+SELECT job_id, median_ns, samples, attempt, idx, rowid FROM results
+WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
+  AND job_id != ?8
+ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
+  q.BindText(1, series.op)
+      .BindText(2, series.variant)
+      .BindText(3, series.shape)
+      .Bind(4, int64_t{series.dtype})
+      .BindText(5, series.gpu_model)
+      .BindText(6, branch)
+      .Bind(7, int64_t{v1::OK})
+      .BindText(8, exclude_job_id)
+      .Bind(9, int64_t{limit});
+  std::vector<BaselineResult> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    BaselineResult& b = out.emplace_back();
+    b.job_id = q.Text(0);
+    b.attempt = static_cast<int32_t>(q.Int(3));
+    b.index = static_cast<int32_t>(q.Int(4));
+    b.revision = q.Int(5);
+    b.median_ns = q.Double(1);
+    // SQLite reads a column only when asked: a sample blob the caller holds is never copied out.
+    b.samples_omitted = have_samples && have_samples(b);
+    if (!b.samples_omitted) b.samples_ns = UnpackSorted(q.BlobView(2));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<HistoryRow>> SqliteStore::History(const HistoryQuery& query) {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, change_fraction,
+       p_value, baseline_median_ns, branch, git_sha
+FROM results
+WHERE op = ?1 AND status = ?2 AND (?3 = '' OR variant = ?3) AND (?4 = '' OR instr(lower(gpu_model), lower(?4)) > 0)
+  AND (?5 = '' OR shape = ?5) AND (?6 = 0 OR dtype = ?6)
+ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
+  q.BindText(1, query.op)
+      .Bind(2, int64_t{v1::OK})
+      .BindText(3, query.variant)
+      .BindText(4, query.gpu_model_substring)
+      .BindText(5, query.shape)
+      .Bind(6, int64_t{query.dtype})
+      .Bind(7, int64_t{query.limit});
+  std::vector<HistoryRow> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    HistoryRow h;
+    h.series = SeriesKey{q.Text(0), q.Text(1), q.Text(2), static_cast<v1::Dtype>(q.Int(3)), q.Text(4)};
+    h.job_id = q.Text(5);
+    h.finished_unix_ms = q.Int(6);
+    h.median_ns = q.Double(7);
+    h.utilization = q.Double(8);
+    h.verdict.verdict = static_cast<v1::Verdict>(q.Int(9));
+    h.verdict.change_fraction = q.Double(10);
+    h.verdict.p_value = q.Double(11);
+    h.verdict.baseline_median_ns = q.Double(12);
+    h.branch = q.Text(13);
+    h.git_sha = q.Text(14);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SeriesPoint>> SqliteStore::ListSeries() {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict FROM series
+ORDER BY op, variant, shape, dtype, gpu_model)sql");
+  std::vector<SeriesPoint> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    SeriesPoint p;
+    p.series = SeriesKey{q.Text(0), q.Text(1), q.Text(2), static_cast<v1::Dtype>(q.Int(3)), q.Text(4)};
+    p.job_id = q.Text(5);
+    p.finished_unix_ms = q.Int(6);
+    p.median_ns = q.Double(7);
+    p.utilization = q.Double(8);
+    p.verdict = static_cast<v1::Verdict>(q.Int(9));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace kbench::server
