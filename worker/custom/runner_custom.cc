@@ -11,7 +11,7 @@
 
 namespace kbench::worker {
 
-v1::Result MeasureCustomRequest(Backend& backend, const v1::RunnerRequest& req) {
+v1::Result MeasureCustomRequest(Backend& backend, const runner::RunnerRequest& req) {
   v1::Result r;
   r.set_op(req.op());
   r.set_variant(api::CustomVariantName(req.custom()));

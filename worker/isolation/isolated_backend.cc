@@ -17,8 +17,8 @@ constexpr std::chrono::milliseconds kCalibrationLimit{15 * 60'000};
 
 absl::StatusOr<std::unique_ptr<IsolatedBackend>> IsolatedBackend::Create(RunnerConfig config, kernels::Backend kind) {
   std::unique_ptr<IsolatedBackend> b(new IsolatedBackend(std::move(config), kind));
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::DESCRIBE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::DESCRIBE);
   auto resp = b->runner_->Call(req, kStartGrace * 4);
   if (!resp.ok()) return resp.status();
   if (!resp->error().empty()) return absl::UnavailableError(resp->error());
@@ -27,14 +27,14 @@ absl::StatusOr<std::unique_ptr<IsolatedBackend>> IsolatedBackend::Create(RunnerC
   return b;
 }
 
-absl::StatusOr<v1::RunnerResponse> IsolatedBackend::CallRunner(const v1::RunnerRequest& request,
+absl::StatusOr<runner::RunnerResponse> IsolatedBackend::CallRunner(const runner::RunnerRequest& request,
                                                                std::chrono::milliseconds timeout) {
   return runner_->Call(request, timeout + kStartGrace);
 }
 
 absl::StatusOr<v1::Calibration> IsolatedBackend::Calibrate() {
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::CALIBRATE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::CALIBRATE);
   auto resp = runner_->Call(req, kCalibrationLimit);
   if (!resp.ok()) return resp.status();
   if (!resp->error().empty()) return absl::InternalError(resp->error());
@@ -44,8 +44,8 @@ absl::StatusOr<v1::Calibration> IsolatedBackend::Calibrate() {
 v1::Result IsolatedBackend::MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
                                        const kernels::Problem& problem, const v1::MeasurementSettings& settings,
                                        const CancelFlag& cancel) {
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::MEASURE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::MEASURE);
   req.set_op(op.name);
   req.set_variant(variant.name);
   *req.mutable_problem() = ToProtoProblem(problem);
@@ -71,8 +71,8 @@ v1::Result IsolatedBackend::MeasureCustom(const kernels::OpDef& op, const v1::Cu
                                           const kernels::Problem& problem, const v1::MeasurementSettings& settings,
                                           const CancelFlag& cancel) {
   (void)cancel;  // as for MeasureOne: a running item is not interrupted
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::MEASURE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::MEASURE);
   req.set_op(op.name);
   req.set_variant(api::CustomVariantName(custom));
   *req.mutable_custom() = custom;

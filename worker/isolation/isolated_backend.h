@@ -30,7 +30,7 @@ class IsolatedBackend : public Backend {
 
   // A request of the plugin protocol (worker/plugin/): the runner's reply within `timeout` plus the
   // time a fresh runner needs to start; the runner is killed or restarted as for any request.
-  absl::StatusOr<v1::RunnerResponse> CallRunner(const v1::RunnerRequest& request, std::chrono::milliseconds timeout);
+  absl::StatusOr<runner::RunnerResponse> CallRunner(const runner::RunnerRequest& request, std::chrono::milliseconds timeout);
 
  private:
   IsolatedBackend(RunnerConfig config, kernels::Backend kind)

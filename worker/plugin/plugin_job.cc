@@ -49,10 +49,10 @@ absl::StatusOr<PluginJobRunner::Library> PluginJobRunner::LoadLibrary(const std:
   if (!path.ok())
     return absl::FailedPreconditionError(absl::StrCat(field, ": cannot fetch plugin ", sha256, ": ", path.status().message()));
   lib.path = *path;
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::DESCRIBE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::DESCRIBE);
   req.set_plugin_path(lib.path);
-  absl::StatusOr<v1::RunnerResponse> resp = backend_->CallRunner(req, std::chrono::seconds(60));
+  absl::StatusOr<runner::RunnerResponse> resp = backend_->CallRunner(req, std::chrono::seconds(60));
   if (!resp.ok())
     return absl::FailedPreconditionError(absl::StrCat(field, ": loading plugin ", sha256, " failed: ", resp.status().message()));
   if (!resp->error().empty())
@@ -156,8 +156,8 @@ absl::StatusOr<PluginJobPlan> PluginJobRunner::Plan(const v1::JobSpec& spec) {
 PluginJobRunner::Measured PluginJobRunner::Measure(const PluginJobPlan& plan, const PluginWorkItem& item, bool as_ab,
                                                    bool head_alone) {
   const PluginSide& side = head_alone ? item.head : item.base;
-  v1::RunnerRequest req;
-  req.set_kind(v1::RunnerRequest::MEASURE);
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::MEASURE);
   req.set_op(item.op);
   req.set_variant(side.variant);
   req.set_plugin_path(side.path);
@@ -172,7 +172,7 @@ PluginJobRunner::Measured PluginJobRunner::Measure(const PluginJobPlan& plan, co
   // The watchdog: each side's own budget (the per-item timeout), both sides for an A/B pair.
   const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::nanoseconds(plan.settings.timeout_ns() * (as_ab ? 2 : 1)));
-  absl::StatusOr<v1::RunnerResponse> resp = backend_->CallRunner(req, limit);
+  absl::StatusOr<runner::RunnerResponse> resp = backend_->CallRunner(req, limit);
   if (resp.ok() && resp->error().empty()) return {resp->result(), resp->head_result(), false};
   v1::Result failed;
   failed.set_op(item.op);

@@ -112,7 +112,7 @@ TEST(ChildEnv, ARunnerChildInheritsNoSecret) {
   {
     RunnerProcess runner({.runner_path = KBENCH_ENV_DUMP, .backend = "cpu", .log_path = log});
     // The stand-in answers nothing and exits: the call fails, and its output is the log.
-    absl::StatusOr<v1::RunnerResponse> r = runner.Call(v1::RunnerRequest(), std::chrono::seconds(60));
+    absl::StatusOr<runner::RunnerResponse> r = runner.Call(runner::RunnerRequest(), std::chrono::seconds(60));
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
     EXPECT_TRUE(runner.work_dir().empty());  // removed when the child ended
   }
