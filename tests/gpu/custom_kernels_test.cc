@@ -19,7 +19,7 @@
 #include "worker/custom/contract.h"
 #include "worker/custom/nvrtc_compiler.h"
 #include "worker/isolation/isolated_backend.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 namespace {
