@@ -18,7 +18,7 @@
 #include "worker/calibration_cache.h"
 #include "worker/catalog.h"
 #include "worker/cpu/cpu_backend.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"
 #include "worker/cuda/device_query.h"

@@ -16,7 +16,7 @@
 #include "worker/backend.h"
 #include "worker/cancel.h"
 #include "worker/catalog.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 

@@ -8,10 +8,11 @@
 
 #include "worker/backend.h"
 #include "worker/isolation/runner_process.h"
+#include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
 
-class IsolatedBackend : public Backend {
+class IsolatedBackend : public Backend, public RunnerChannel {
  public:
   // Starts the runner and asks it to describe its device.
   static absl::StatusOr<std::unique_ptr<IsolatedBackend>> Create(RunnerConfig config, kernels::Backend kind);
@@ -28,9 +29,11 @@ class IsolatedBackend : public Backend {
 
   int runner_starts() const { return runner_->starts(); }
 
-  // A request of the plugin protocol (worker/plugin/): the runner's reply within `timeout` plus the
-  // time a fresh runner needs to start; the runner is killed or restarted as for any request.
-  absl::StatusOr<runner::RunnerResponse> CallRunner(const runner::RunnerRequest& request, std::chrono::milliseconds timeout);
+  // Any request (the job runner's items, a plugin's DESCRIBE): the runner's reply within `timeout`
+  // plus the time a fresh runner needs to start; the runner is killed or restarted as for any request.
+  absl::StatusOr<runner::RunnerResponse> CallRunner(const runner::RunnerRequest& request,
+                                                    std::chrono::milliseconds timeout) override;
+  RunnerChannel* runner_channel() override { return this; }
 
  private:
   IsolatedBackend(RunnerConfig config, kernels::Backend kind)

@@ -1,16 +1,13 @@
-#include "worker/job_runner.h"
+// Runs a JobPlan on one device; see job_runner.h.
+#include "worker/runner/job_runner.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "api/custom_spec.h"
-#include "api/names.h"
-#include "api/plugin_spec.h"
-#include "api/validate.h"
+#include "api/limits.h"
 #include "worker/convert.h"
-#include "worker/settings.h"
+#include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
 namespace {
@@ -20,80 +17,120 @@ int64_t NowUnixMs() {
       .count();
 }
 
+v1::Result Failed(v1::ResultStatus status, std::string message) {
+  v1::Result r;
+  r.set_status(status);
+  r.set_status_message(std::move(message));
+  return r;
+}
+
 }  // namespace
 
-absl::StatusOr<JobPlan> JobRunner::Plan(v1::JobSpec spec) const {
-  if (absl::Status s = api::ValidateSpecStructure(spec); !s.ok()) return s;
-  if (api::NeedsPluginPlanning(spec))  // worker/plugin/plugin_job.h plans those, in the agent.
-    return absl::InvalidArgumentError("spec.ab, spec.plugin_sha256: plugin and A/B jobs run through a coordinator");
-  const v1::OpInfo* info = catalog_.FindInfo(spec.op());
-  if (info == nullptr)
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.op: unknown op '", spec.op(), "' on this worker (known: ",
-                     absl::StrJoin(catalog_.ops(), ", ", [](std::string* o, const v1::OpInfo& i) { o->append(i.name()); }),
-                     ")"));
-  if (absl::Status s = api::ResolveAgainstOp(*info, backend_.device().memory_bytes(), &spec); !s.ok()) return s;
+absl::StatusOr<JobPlan> JobRunner::Plan(const v1::JobSpec& spec, PluginLibraries* plugins) const {
+  return PlanJob(spec, {.builtin = catalog_,
+                        .device_memory_bytes = backend_.device().memory_bytes(),
+                        .runner_child = backend_.runner_channel() != nullptr,
+                        .plugins = plugins});
+}
 
-  JobPlan plan;
-  plan.op = catalog_.FindOp(spec.op());
-  plan.settings = WithDefaults(spec.settings());
-  const std::vector<v1::Problem> problems = api::ExpandProblems(*info, spec);
-  if (problems.empty())
-    return absl::InvalidArgumentError("spec.problems: no problem left after applying spec.dtypes");
-  const std::vector<const v1::VariantInfo*> variants = api::SelectVariants(*info, spec);
-  for (const v1::Problem& p : problems) {
-    if (plan.op->validate) {
-      if (std::string why = plan.op->validate(ToKernelProblem(p)); !why.empty())
-        return absl::InvalidArgumentError(absl::StrCat("spec.problems: ", api::ProblemLabel(p), ": ", why));
-    }
-    for (const v1::VariantInfo* v : variants)
-      plan.items.push_back({.index = static_cast<int32_t>(plan.items.size()),
-                            .problem = p,
-                            .variant = plan.op->find_variant(v->name())});
-    // Custom kernels after the built-in ladder: every one, or those spec.variants names.
-    for (int c = 0; c < spec.custom_variants_size(); ++c) {
-      const std::string name = api::CustomVariantName(spec.custom_variants(c));
-      if (spec.variants().empty() || std::find(spec.variants().begin(), spec.variants().end(), name) != spec.variants().end())
-        plan.items.push_back({.index = static_cast<int32_t>(plan.items.size()), .problem = p, .custom_index = c});
-    }
+JobRunner::Measured JobRunner::MeasureInRunner(RunnerChannel& runner, const JobPlan& plan, const PlanItem& item,
+                                               bool as_ab, bool head_alone) {
+  const ItemSide& side = head_alone ? item.head : item.base;
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::MEASURE);
+  req.set_op(item.op);
+  req.set_variant(side.variant);
+  req.set_plugin_path(side.path);
+  *req.mutable_problem() = item.problem;
+  *req.mutable_settings() = plan.settings;
+  if (backend_.calibration()) *req.mutable_calibration() = *backend_.calibration();
+  // The watchdog: each side's own budget (the per-item timeout), both sides for an A/B pair, plus
+  // NVRTC's own time limit for a custom kernel (the compile runs first).
+  int64_t limit_ns = plan.settings.timeout_ns() * (as_ab ? 2 : 1);
+  if (item.custom_index >= 0) {
+    const v1::CustomVariant& custom = plan.spec.custom_variants(item.custom_index);
+    *req.mutable_custom() = custom;
+    limit_ns += custom.compile_timeout_ns() > 0 ? custom.compile_timeout_ns() : api::kDefaultCompileTimeoutNs;
   }
-  plan.spec = std::move(spec);
-  return plan;
+  if (as_ab) {
+    req.mutable_ab()->set_head_plugin_path(item.head.path);
+    req.mutable_ab()->set_head_variant(item.head.variant);
+    req.mutable_ab()->set_rounds(plan.rounds);
+  }
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(limit_ns));
+  absl::StatusOr<runner::RunnerResponse> resp = runner.CallRunner(req, limit);
+  if (resp.ok() && resp->error().empty()) return {resp->result(), resp->head_result(), false};
+  v1::Result failed =
+      Failed(!resp.ok() && absl::IsDeadlineExceeded(resp.status()) ? v1::TIMEOUT : v1::RUNTIME_ERROR,
+             resp.ok() ? resp->error() : std::string(resp.status().message()));
+  return {failed, failed, true};
+}
+
+v1::Result JobRunner::MeasureHere(const JobPlan& plan, const PlanItem& item, const CancelFlag& cancel) {
+  if (item.ab || !item.base.path.empty())
+    return Failed(v1::RUNTIME_ERROR, "plugin and A/B items run only in a runner child process");
+  const kernels::OpDef* op = catalog_.FindOp(item.op);
+  if (op == nullptr) return Failed(v1::RUNTIME_ERROR, absl::StrCat("this worker has no op '", item.op, "'"));
+  const kernels::Problem problem = ToKernelProblem(item.problem);
+  if (item.custom_index >= 0)
+    return backend_.MeasureCustom(*op, plan.spec.custom_variants(item.custom_index), problem, plan.settings, cancel);
+  const kernels::Variant* variant = op->find_variant(item.base.variant);
+  if (variant == nullptr)
+    return Failed(v1::RUNTIME_ERROR, absl::StrCat("this worker has no variant '", item.base.variant, "' of op '",
+                                                  item.op, "'"));
+  return backend_.MeasureOne(*op, *variant, problem, plan.settings, cancel);
 }
 
 void JobRunner::Run(const JobPlan& plan, const JobContext& context, const CancelFlag& cancel, const EventSink& sink) {
-  const int32_t total = static_cast<int32_t>(plan.items.size());
   const v1::DeviceInfo device = backend_.device();
-  for (const WorkItem& item : plan.items) {
-    const kernels::Problem problem = ToKernelProblem(item.problem);
-    const v1::CustomVariant* custom = item.custom_index >= 0 ? &plan.spec.custom_variants(item.custom_index) : nullptr;
-    const std::string variant_name = custom ? api::CustomVariantName(*custom) : item.variant->name;
-    v1::Result result;
+  RunnerChannel* runner = backend_.runner_channel();
+  auto emit = [&](v1::Result r, const PlanItem& item, int32_t index, const ItemSide& side, v1::AbSide ab_side) {
+    r.set_op(item.op);
+    r.set_variant(side.variant);
+    if (!r.has_device()) *r.mutable_device() = device;
+    r.set_job_id(context.job_id);
+    r.set_index(index);
+    *r.mutable_problem() = item.problem;
+    r.set_worker_id(context.worker_id);
+    r.set_finished_unix_ms(NowUnixMs());
+    r.mutable_labels()->insert(plan.spec.labels().begin(), plan.spec.labels().end());
+    r.set_attempt(context.attempt);
+    r.set_plugin_sha256(side.sha256);
+    r.set_ab_side(ab_side);
+    if (item.ab) r.set_ab_pair(item.pair);
+    v1::RunJobEvent event;
+    *event.mutable_result() = std::move(r);
+    sink(event);
+  };
+  for (const PlanItem& item : plan.items) {
+    v1::Result base, head;
     if (cancel.cancelled()) {
-      result.set_op(plan.op->name);
-      result.set_variant(variant_name);
-      *result.mutable_device() = device;
-      result.set_status(v1::CANCELLED);
-      result.set_status_message("the job was cancelled before this item ran");
+      base = Failed(v1::CANCELLED, "the job was cancelled before this item ran");
+      head = base;
     } else {
       v1::RunJobEvent progress;
-      progress.mutable_progress()->set_results_done(item.index);
-      progress.mutable_progress()->set_results_total(total);
-      progress.mutable_progress()->set_current(absl::StrCat(plan.op->name, " ", variant_name, " ", problem.label()));
+      progress.mutable_progress()->set_results_done(item.first_index);
+      progress.mutable_progress()->set_results_total(plan.results_total);
+      const std::string label = ToKernelProblem(item.problem).label();
+      progress.mutable_progress()->set_current(
+          item.ab ? absl::StrCat(item.op, " A/B ", item.base.variant, " vs ", item.head.variant, " ", label)
+                  : absl::StrCat(item.op, " ", item.base.variant, " ", label));
       sink(progress);
-      result = custom ? backend_.MeasureCustom(*plan.op, *custom, problem, plan.settings, cancel)
-                      : backend_.MeasureOne(*plan.op, *item.variant, problem, plan.settings, cancel);
+      if (runner == nullptr) {
+        base = MeasureHere(plan, item, cancel);
+      } else {
+        Measured m = MeasureInRunner(*runner, plan, item, item.ab, false);
+        if (item.ab && m.runner_failed) {
+          // The pair died together: measure each side alone to find out which one it was.
+          m.base = MeasureInRunner(*runner, plan, item, false, false).base;
+          m.head = MeasureInRunner(*runner, plan, item, false, true).base;
+        }
+        base = std::move(m.base);
+        head = std::move(m.head);
+      }
     }
-    result.set_job_id(context.job_id);
-    result.set_index(item.index);
-    *result.mutable_problem() = item.problem;
-    result.set_worker_id(context.worker_id);
-    result.set_finished_unix_ms(NowUnixMs());
-    result.mutable_labels()->insert(plan.spec.labels().begin(), plan.spec.labels().end());
-    result.set_attempt(context.attempt);
-    v1::RunJobEvent event;
-    *event.mutable_result() = std::move(result);
-    sink(event);
+    emit(std::move(base), item, item.first_index, item.base, item.ab ? v1::AB_BASE : v1::AB_SIDE_UNSPECIFIED);
+    if (item.ab) emit(std::move(head), item, item.first_index + 1, item.head, v1::AB_HEAD);
   }
 }
 
