@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "core/registry.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/custom/kernel_image.h"
 #include "worker/custom/measure_custom.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 
 namespace kbench::worker {
 namespace {

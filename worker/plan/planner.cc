@@ -8,8 +8,8 @@
 #include "api/names.h"
 #include "api/plugin_spec.h"
 #include "api/validate.h"
-#include "worker/convert.h"
-#include "worker/settings.h"
+#include "worker/runner/convert.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/job.pb.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 #include "worker/plan/job_plan.h"
 
 namespace kbench::worker {

@@ -7,7 +7,7 @@
 #include "api/plugin_spec.h"
 #include "api/validate.h"
 #include "worker/plan/planner.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

@@ -3,8 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/plugin_spec.h"
-#include "worker/catalog.h"
-#include "worker/convert.h"
+#include "worker/plan/catalog.h"
+#include "worker/runner/convert.h"
 #include "worker/plugin/ab_measure.h"
 
 namespace kbench::worker {

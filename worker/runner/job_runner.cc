@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "api/limits.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {

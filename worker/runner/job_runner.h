@@ -14,7 +14,7 @@
 #include "kbench/v1/worker.pb.h"
 #include "worker/backend.h"
 #include "worker/cancel.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 #include "worker/plan/job_plan.h"
 #include "worker/plan/planner.h"
 

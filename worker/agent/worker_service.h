@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "kbench/v1/worker.grpc.pb.h"
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 namespace kbench::worker {
 

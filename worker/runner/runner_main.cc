@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/registry.h"
 #include "kbench/runner/runner.pb.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/cpu/cpu_backend.h"
 #include "worker/custom/runner_custom.h"
 #include "worker/isolation/framing.h"

@@ -15,7 +15,7 @@
 #include "kbench/v1/worker.pb.h"
 #include "worker/backend.h"
 #include "worker/cancel.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 #include "worker/runner/job_runner.h"
 
 namespace kbench::worker {

@@ -29,13 +29,13 @@
 #include "api/parse_errors.h"
 #include "core/registry.h"
 #include "grpcpp/grpcpp.h"
-#include "worker/agent.h"
+#include "worker/agent/agent.h"
 #include "worker/calibration_cache.h"
 #include "worker/isolation/child_env.h"
-#include "worker/backend_factory.h"
-#include "worker/device_selection.h"
-#include "worker/worker_node.h"
-#include "worker/worker_service.h"
+#include "worker/agent/backend_factory.h"
+#include "worker/agent/device_selection.h"
+#include "worker/agent/worker_node.h"
+#include "worker/agent/worker_service.h"
 
 ABSL_FLAG(std::string, coordinator, "", "Coordinator host:port to pull jobs from; empty: only serve");
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
@@ -195,7 +195,7 @@ int Main(int argc, char** argv) {
       "One runner child per device (every visible GPU by default); one job at a time on each.");
   // --help lists the flags of this file (absl's default looks for a file named after the binary).
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/main.cc"); };
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/agent/main.cc"); };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   usage.normalize_filename = [](absl::string_view file) {
     const size_t at = file.rfind("worker/");

@@ -1,11 +1,11 @@
-#include "worker/agent.h"
+#include "worker/agent/agent.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "worker/lease_reporter.h"
+#include "worker/agent/lease_reporter.h"
 
 namespace kbench::worker {
 namespace {

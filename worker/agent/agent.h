@@ -20,10 +20,10 @@
 
 #include "api/channel.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
-#include "worker/backoff.h"
+#include "worker/agent/backoff.h"
 #include "worker/plugin/plugin_cache.h"
 #include "worker/plugin/plugin_libraries.h"
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 namespace kbench::worker {
 
