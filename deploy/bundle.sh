@@ -37,7 +37,8 @@ done
 # Copied libraries bring their own dependencies (already resolved by ldd transitively above).
 cat >"$out/README" <<TXT
 kbench bundle: bin/ kbench-coordinator, kbench-worker, kbench-client; lib/ their libraries;
-tests/ GPU test and benchmark programs. Needs glibc >= the build host's and, for CUDA, the
-CUDA 13 runtime and cuBLAS (in /usr/local/cuda/lib64 or on LD_LIBRARY_PATH).
+tests/ GPU test and benchmark programs, and the test kernel library (the fault-injection op).
+Needs glibc >= the build host's and, for CUDA, the CUDA 13 runtime and cuBLAS (in
+/usr/local/cuda/lib64 or on LD_LIBRARY_PATH).
 TXT
 du -sh "$out" | awk '{print "bundle: " $2 " (" $1 ")"}'
