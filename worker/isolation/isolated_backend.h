@@ -8,6 +8,7 @@
 
 #include "worker/backend.h"
 #include "worker/isolation/runner_process.h"
+#include "worker/runner/measure_call.h"
 #include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
@@ -36,6 +37,9 @@ class IsolatedBackend : public Backend, public RunnerChannel {
   RunnerChannel* runner_channel() override { return this; }
 
  private:
+  // One MEASURE (runner/measure_call.h); a runner that died or hung names the item in its result.
+  v1::Result Measure(const MeasureCall& call);
+
   IsolatedBackend(RunnerConfig config, kernels::Backend kind)
       : kind_(kind), runner_(std::make_unique<RunnerProcess>(std::move(config))) {}
 

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
-#include "api/limits.h"
 #include "worker/runner/convert.h"
+#include "worker/runner/measure_call.h"
 #include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
@@ -36,34 +36,17 @@ absl::StatusOr<JobPlan> JobRunner::Plan(const v1::JobSpec& spec, PluginLibraries
 JobRunner::Measured JobRunner::MeasureInRunner(RunnerChannel& runner, const JobPlan& plan, const PlanItem& item,
                                                bool as_ab, bool head_alone) {
   const ItemSide& side = head_alone ? item.head : item.base;
-  runner::RunnerRequest req;
-  req.set_kind(runner::RunnerRequest::MEASURE);
-  req.set_op(item.op);
-  req.set_variant(side.variant);
-  req.set_plugin_path(side.path);
-  *req.mutable_problem() = item.problem;
-  *req.mutable_settings() = plan.settings;
-  if (backend_.calibration()) *req.mutable_calibration() = *backend_.calibration();
-  // The watchdog: each side's own budget (the per-item timeout), both sides for an A/B pair, plus
-  // NVRTC's own time limit for a custom kernel (the compile runs first).
-  int64_t limit_ns = plan.settings.timeout_ns() * (as_ab ? 2 : 1);
-  if (item.custom_index >= 0) {
-    const v1::CustomVariant& custom = plan.spec.custom_variants(item.custom_index);
-    *req.mutable_custom() = custom;
-    limit_ns += custom.compile_timeout_ns() > 0 ? custom.compile_timeout_ns() : api::kDefaultCompileTimeoutNs;
-  }
+  MeasureCall call = MakeMeasureCall(item.op, side.variant, side.path, item.problem, plan.settings,
+                                     backend_.calibration(),
+                                     item.custom_index >= 0 ? &plan.spec.custom_variants(item.custom_index) : nullptr);
   if (as_ab) {
-    req.mutable_ab()->set_head_plugin_path(item.head.path);
-    req.mutable_ab()->set_head_variant(item.head.variant);
-    req.mutable_ab()->set_rounds(plan.rounds);
+    call.request.mutable_ab()->set_head_plugin_path(item.head.path);
+    call.request.mutable_ab()->set_head_variant(item.head.variant);
+    call.request.mutable_ab()->set_rounds(plan.rounds);
+    call.limit *= 2;  // Each side's own budget.
   }
-  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(limit_ns));
-  absl::StatusOr<runner::RunnerResponse> resp = runner.CallRunner(req, limit);
-  if (resp.ok() && resp->error().empty()) return {resp->result(), resp->head_result(), false};
-  v1::Result failed =
-      Failed(!resp.ok() && absl::IsDeadlineExceeded(resp.status()) ? v1::TIMEOUT : v1::RUNTIME_ERROR,
-             resp.ok() ? resp->error() : std::string(resp.status().message()));
-  return {failed, failed, true};
+  MeasureReply reply = ReadMeasureReply(runner.CallRunner(call.request, call.limit));
+  return {std::move(reply.result), std::move(reply.head), reply.runner_failed};
 }
 
 v1::Result JobRunner::MeasureHere(const JobPlan& plan, const PlanItem& item, const CancelFlag& cancel) {
