@@ -46,30 +46,6 @@ bool WantsAbCompare(const ParsedArgs& args) {
   return args.Has("base-plugin") || args.Has("head-plugin") || args.Has("pair");
 }
 
-namespace {
-
-// Uploads one side's library; its hash, or the error already reported (exit status in *exit).
-std::optional<std::string> UploadSide(const Connection& conn, const std::string& flag, const std::string& path,
-                                      Io& io, int* exit) {
-  absl::StatusOr<UploadedPlugin> up = UploadPlugin(conn, path);
-  if (!up.ok()) {
-    if (absl::IsNotFound(up.status()) && up.status().message().find(path) == 0) {
-      io.err << kProgram << ": compare: --" << flag << ": " << up.status().message() << "\n";
-      *exit = kExitUsage;
-    } else {
-      *exit = CallError(io, "compare", absl::Status(up.status().code(), absl::StrCat("--", flag, " ", path, ": ",
-                                                                                     up.status().message())),
-                        conn.options.address);
-    }
-    return std::nullopt;
-  }
-  io.err << path << ": " << up->sha256.substr(0, 12) << " (" << FormatBytes(up->size_bytes) << ", "
-         << (up->uploaded ? "uploaded" : "already on the coordinator") << ")\n";
-  return up->sha256;
-}
-
-}  // namespace
-
 int RunAbCompare(const CommandSpec& spec, const ParsedArgs& args, const ConnectionFlags& globals,
                  const CompareOptions& options, Format format, Io& io) {
   if (args.Has("base") || args.Has("head"))
@@ -99,7 +75,7 @@ int RunAbCompare(const CommandSpec& spec, const ParsedArgs& args, const Connecti
   int exit = kExitOk;
   for (const char* flag : {"base-plugin", "head-plugin"}) {
     if (!args.Has(flag)) continue;
-    std::optional<std::string> sha = UploadSide(*conn, flag, args.Get(flag), io, &exit);
+    std::optional<std::string> sha = UploadPluginFlag(*conn, "compare", flag, args.Get(flag), io, &exit);
     if (!sha) return exit;
     if (std::string(flag) == "base-plugin")
       ab->set_base_plugin_sha256(*sha);

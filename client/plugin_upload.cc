@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/sha256.h"
+#include "client/units.h"
 
 namespace kbench::client {
 
@@ -48,6 +49,25 @@ absl::StatusOr<UploadedPlugin> UploadPlugin(const Connection& conn, const std::s
   out.size_bytes = resp.size_bytes();
   out.uploaded = !resp.already_stored();
   return out;
+}
+
+std::optional<std::string> UploadPluginFlag(const Connection& conn, const std::string& command, const std::string& flag,
+                                            const std::string& path, Io& io, int* exit) {
+  absl::StatusOr<UploadedPlugin> up = UploadPlugin(conn, path);
+  if (!up.ok()) {
+    if (absl::IsNotFound(up.status()) && up.status().message().find(path) == 0) {
+      io.err << kProgram << ": " << command << ": --" << flag << ": " << up.status().message() << "\n";
+      *exit = kExitUsage;
+    } else {
+      *exit = CallError(io, command, absl::Status(up.status().code(), absl::StrCat("--", flag, " ", path, ": ",
+                                                                                   up.status().message())),
+                        conn.options.address);
+    }
+    return std::nullopt;
+  }
+  io.err << path << ": " << up->sha256.substr(0, 12) << " (" << FormatBytes(up->size_bytes) << ", "
+         << (up->uploaded ? "uploaded" : "already on the coordinator") << ")\n";
+  return up->sha256;
 }
 
 }  // namespace kbench::client

@@ -1,6 +1,7 @@
 // `kbench-client submit`: turns flags into a JobSpec (or one per op with --suite), submits it, and
 // with --wait follows the jobs to the end and prints their results.
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,6 +10,7 @@
 #include "client/custom_source.h"
 #include "client/format.h"
 #include "client/job_spec.h"
+#include "client/plugin_upload.h"
 #include "client/wait.h"
 
 namespace kbench::client {
@@ -38,6 +40,7 @@ std::vector<FlagSpec> Flags() {
       {"selector-label", "K=V", "Only workers with this label", true},
       {"label", "K=V", "Job label: git_sha, branch, pr, suite_version or free-form", true},
       {"idempotency-key", "KEY", "Resubmitting with the same key returns the first job (with --suite: KEY/op)"},
+      {"plugin", "FILE", "Measure the variants of this kernel library (a build of libkbench_kernels.so, uploaded) instead of the workers' own suite"},
       {"suite", "NAME", "Submit a suite instead of one op; 'default': every op, its small preset, all variants"},
       {"wait", "", "Follow the jobs (progress on stderr), then print their results"},
       {"samples", "", "With --wait: fetch the raw samples (json, csv) and add min/p10/p90/max (table, md)"},
@@ -132,6 +135,7 @@ const CommandSpec& SubmitSpec() {
         "kbench-client submit --suite default --backend cpu --wait --format md",
         "kbench-client submit --op vector_add --label git_sha=abc123 --label pr=42 --idempotency-key pr42-abc123",
         "kbench-client submit --op rmsnorm --source my_rmsnorm.cu --gpu H100 --wait",
+        "kbench-client submit --op rmsnorm --plugin build/lib/libkbench_kernels.so --wait",
         "kbench-client submit --op vector_add --source add.ptx --dtype f32 --block 128 --grid 'cdiv(N, block_x)' --wait",
     };
     return s;
@@ -157,6 +161,13 @@ int RunSubmit(const std::vector<std::string>& argv, const ConnectionFlags& globa
   auto conn = Connect(args, globals);
   if (!conn.ok()) return UsageError(io, spec, conn.status().message());
 
+  if (args.Has("plugin")) {
+    if (args.Has("suite")) return UsageError(io, spec, "--plugin: cannot be combined with --suite");
+    int exit = kExitOk;
+    std::optional<std::string> sha = UploadPluginFlag(*conn, "submit", "plugin", args.Get("plugin"), io, &exit);
+    if (!sha) return exit;
+    base->set_plugin_sha256(*sha);
+  }
   std::vector<v1::JobSpec> specs = {*base};
   if (args.Has("suite")) {
     auto suite = SuiteSpecs(*base, *conn, io);

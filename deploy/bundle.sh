@@ -11,7 +11,9 @@ cmake --install "$build" --prefix "$out" >/dev/null
 mkdir -p "$out/bin" "$out/lib" "$out/tests"
 # Test and benchmark programs that run on GPU hosts travel too, with the same rpath: every *_gpu_test
 # (kernels_gpu_test, gemm_gpu_test, plugin_ab_gpu_test: the A/B verdicts of kernels/plugin).
-for t in "$build"/bin/*_gpu_test "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench; do
+# The test kernel library (the fault-injection op, kernels/testing/) goes with them: the isolation
+# phases of tests/gpu/run-on-gpu.sh and run-multi-gpu.sh submit it as their job's plugin.
+for t in "$build"/bin/*_gpu_test "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench "$build"/lib/libkbench_test_kernels.so; do
   [[ -x "$t" ]] && cp "$t" "$out/tests/"
 done
 
@@ -35,7 +37,8 @@ done
 # Copied libraries bring their own dependencies (already resolved by ldd transitively above).
 cat >"$out/README" <<TXT
 kbench bundle: bin/ kbench-coordinator, kbench-worker, kbench-client; lib/ their libraries;
-tests/ GPU test and benchmark programs. Needs glibc >= the build host's and, for CUDA, the
-CUDA 13 runtime and cuBLAS (in /usr/local/cuda/lib64 or on LD_LIBRARY_PATH).
+tests/ GPU test and benchmark programs, and the test kernel library (the fault-injection op).
+Needs glibc >= the build host's and, for CUDA, the CUDA 13 runtime and cuBLAS (in
+/usr/local/cuda/lib64 or on LD_LIBRARY_PATH).
 TXT
 du -sh "$out" | awk '{print "bundle: " $2 " (" $1 ")"}'

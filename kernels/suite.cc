@@ -1,11 +1,7 @@
-// BuiltinRegistry(): the ops of suite.h, built once. The fault-injection op (testing/) joins them only
-// when its environment switch is set.
+// BuiltinRegistry(): the ops of suite.h, built once.
 #include "suite.h"
 
-#include <utility>
-
 #include "core/registry.h"
-#include "testing/fault_injection.h"
 
 namespace kbench::kernels {
 
@@ -15,22 +11,10 @@ namespace {
 
 constexpr OpFactory kSuite[] = {KBENCH_SUITE_OPS(KBENCH_LIST_OP)};
 
-Registry Build() {
-  Registry r = RegistryOf(kSuite);
-  if (FaultInjectionEnabled()) {
-    OpDef op = MakeFaultInjectionOp();
-#ifdef KBENCH_HAVE_CUDA
-    AddFaultInjectionCudaVariants(op);
-#endif
-    r.Add(std::move(op));
-  }
-  return r;
-}
-
 }  // namespace
 
 const Registry& BuiltinRegistry() {
-  static const Registry* registry = new Registry(Build());
+  static const Registry* registry = new Registry(RegistryOf(kSuite));
   return *registry;
 }
 

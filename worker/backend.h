@@ -1,5 +1,6 @@
-// The Backend seam: one device a worker measures on (the host CPU now, a CUDA GPU next). The job
-// runner talks only to this interface, so a backend can later live in a runner child process.
+// The Backend seam: one device a worker measures on (the host CPU or a CUDA GPU). The job runner
+// talks only to this interface; a device normally lives in a runner child process
+// (isolation/isolated_backend.h), which measures with the CPU or CUDA backend itself.
 #pragma once
 
 #include <optional>
@@ -13,6 +14,8 @@
 #include "worker/cancel.h"
 
 namespace kbench::worker {
+
+class RunnerChannel;  // runner/runner_channel.h
 
 class Backend {
  public:
@@ -47,6 +50,10 @@ class Backend {
     r.set_status_message("custom kernels run only in a CUDA runner child process (kbench-worker --isolation process)");
     return r;
   }
+
+  // The pipe to the runner child that owns this device, when it lives in one (IsolatedBackend): the
+  // job runner then sends it every item as one request. Null for a backend in this process.
+  virtual RunnerChannel* runner_channel() { return nullptr; }
 
   // True once the device context is unusable (a sticky CUDA error): the runner process that owns
   // it must exit, and the worker starts a fresh one.

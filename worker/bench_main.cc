@@ -16,9 +16,9 @@
 #include "core/registry.h"
 #include "google/protobuf/util/json_util.h"
 #include "worker/calibration_cache.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 #include "worker/cpu/cpu_backend.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"
 #include "worker/cuda/device_query.h"

@@ -1,4 +1,5 @@
-// Comparison of a variant's output with the reference, per DESIGN section 4.
+// Comparison of a variant's output with the reference: element by element, within the op's
+// tolerance (atol + rtol*|ref|).
 #pragma once
 
 #include <cstdint>

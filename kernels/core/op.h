@@ -144,7 +144,7 @@ struct OpDef {
 Problem MakeProblem(const OpDef& op, std::vector<int64_t> values, Dtype dtype = Dtype::kUnspecified,
                     std::vector<std::string> flags = {});
 
-// The usual tolerances of DESIGN section 4, for elementwise ops and for reductions.
+// The usual tolerances, per dtype, for elementwise ops and for reductions (their values in op.cc).
 Tolerance ElementwiseTolerance(Dtype d);
 Tolerance ReductionTolerance(Dtype d);
 

@@ -1,7 +1,7 @@
+// The fault-injection op and its CPU variants; see fault_injection.h.
 #include "testing/fault_injection.h"
 
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 
 namespace kbench::kernels {
@@ -20,11 +20,6 @@ Variant Cpu(std::string name, std::string description, std::function<void(const 
 }
 
 }  // namespace
-
-bool FaultInjectionEnabled() {
-  const char* v = std::getenv("KBENCH_FAULT_INJECTION");
-  return v != nullptr && std::strcmp(v, "1") == 0;
-}
 
 OpDef MakeFaultInjectionOp() {
   OpDef op;

@@ -1,4 +1,4 @@
-// The access rules of the Coordinator's rpcs; see authorizer.h.
+// The access rules of the Coordinator's and the Worker's rpcs; see authorizer.h.
 #include "server/auth/authorizer.h"
 
 #include <utility>
@@ -34,6 +34,14 @@ constexpr std::pair<absl::string_view, Requirement> kRules[] = {
     {"GetPlugin", Requirement::kWorkerRole},
 };
 
+// Every rpc of kbench.v1.Worker, the service of a worker that takes jobs straight from a caller
+// (kbench-worker --listen): running one is submitting it. Matched by gRPC path only.
+constexpr absl::string_view kWorkerServicePath = "/kbench.v1.Worker/";
+constexpr std::pair<absl::string_view, Requirement> kWorkerRules[] = {
+    {"GetInfo", Requirement::kAnyToken},
+    {"RunJob", Requirement::kSubmitRole},
+};
+
 absl::string_view ShortName(absl::string_view method) {
   absl::ConsumePrefix(&method, kServicePath);
   return method;
@@ -42,6 +50,11 @@ absl::string_view ShortName(absl::string_view method) {
 }  // namespace
 
 std::optional<Requirement> RequirementOf(absl::string_view method) {
+  if (absl::ConsumePrefix(&method, kWorkerServicePath)) {
+    for (const auto& [rpc, requirement] : kWorkerRules)
+      if (rpc == method) return requirement;
+    return std::nullopt;
+  }
   if (absl::StartsWith(method, "/") && !absl::StartsWith(method, kServicePath)) return std::nullopt;
   const absl::string_view name = ShortName(method);
   for (const auto& [rpc, requirement] : kRules)
@@ -52,6 +65,12 @@ std::optional<Requirement> RequirementOf(absl::string_view method) {
 std::vector<std::string> MethodsWithRules() {
   std::vector<std::string> out;
   for (const auto& rule : kRules) out.emplace_back(rule.first);
+  return out;
+}
+
+std::vector<std::string> WorkerMethodsWithRules() {
+  std::vector<std::string> out;
+  for (const auto& rule : kWorkerRules) out.emplace_back(rule.first);
   return out;
 }
 

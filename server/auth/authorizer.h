@@ -1,6 +1,8 @@
 // Who may call what on the Coordinator service. Each rpc requires any valid token (reads), the
 // submit role (Submit, CancelJob), the worker role (the worker rpcs, GetPlugin) or the plugin role
-// (UploadPlugin: code the fleet will run); admin satisfies every rule.
+// (UploadPlugin: code the fleet will run); admin satisfies every rule. The Worker service of a
+// worker that takes jobs straight from a caller has rules too (by gRPC path, "/kbench.v1.Worker/RunJob"):
+// RunJob takes the submit role, GetInfo any token.
 // Authorizer::Check turns a call's `authorization` metadata into the decision:
 //   no or malformed header, or an unknown token   UNAUTHENTICATED
 //   a valid token without the role the rpc needs   PERMISSION_DENIED
@@ -25,6 +27,8 @@ enum class Requirement { kAnyToken, kSubmitRole, kWorkerRole, kPluginRole };
 std::optional<Requirement> RequirementOf(absl::string_view method);
 // Every method name that has a rule (for the test that the rules cover the service).
 std::vector<std::string> MethodsWithRules();
+// The same for the Worker service.
+std::vector<std::string> WorkerMethodsWithRules();
 // Whether roles meet the requirement (admin meets all).
 bool Satisfies(RoleSet roles, Requirement requirement);
 

@@ -1,4 +1,4 @@
-// GuardedCoordinatorService: a check, then the wrapped rpc; see guarded_service.h.
+// GuardedCoordinatorService and GuardedWorkerService: a check, then the wrapped rpc; see guarded_service.h.
 #include "server/auth/guarded_service.h"
 
 #include <vector>
@@ -7,12 +7,16 @@
 
 namespace kbench::server::auth {
 
-grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContext* context, absl::string_view method) const {
+grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method) {
   std::vector<absl::string_view> authorization;
   const auto range = context->client_metadata().equal_range("authorization");
   for (auto it = range.first; it != range.second; ++it)
     authorization.emplace_back(it->second.data(), it->second.size());
-  return api::ToGrpc(authorizer_->Check(method, authorization));
+  return api::ToGrpc(authorizer.Check(method, authorization));
+}
+
+grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContext* context, absl::string_view method) const {
+  return CheckCall(*authorizer_, context, method);
 }
 
 // Each rpc: the check under the rpc's own name, then the wrapped service's rpc.
@@ -52,6 +56,18 @@ grpc::Status GuardedCoordinatorService::GetPlugin(grpc::ServerContext* context, 
                                                   grpc::ServerWriter<v1::PluginChunk>* writer) {
   if (grpc::Status denied = Check(context, "GetPlugin"); !denied.ok()) return denied;
   return inner_->GetPlugin(context, request, writer);
+}
+
+grpc::Status GuardedWorkerService::GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,
+                                           v1::WorkerInfo* response) {
+  if (grpc::Status denied = CheckCall(*authorizer_, context, "/kbench.v1.Worker/GetInfo"); !denied.ok()) return denied;
+  return inner_->GetInfo(context, request, response);
+}
+
+grpc::Status GuardedWorkerService::RunJob(grpc::ServerContext* context, const v1::RunJobRequest* request,
+                                          grpc::ServerWriter<v1::RunJobEvent>* writer) {
+  if (grpc::Status denied = CheckCall(*authorizer_, context, "/kbench.v1.Worker/RunJob"); !denied.ok()) return denied;
+  return inner_->RunJob(context, request, writer);
 }
 
 }  // namespace kbench::server::auth

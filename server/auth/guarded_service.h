@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kbench/v1/coordinator.grpc.pb.h"
+#include "kbench/v1/worker.grpc.pb.h"
 #include "server/auth/authorizer.h"
 
 namespace kbench::server::auth {
@@ -44,5 +45,24 @@ class GuardedCoordinatorService final : public v1::Coordinator::Service {
   v1::Coordinator::Service* inner_;
   const Authorizer* authorizer_;
 };
+
+// The Worker service of a worker that takes jobs straight from a caller, behind the same
+// Authorizer: rules by gRPC path ("/kbench.v1.Worker/RunJob").
+class GuardedWorkerService final : public v1::Worker::Service {
+ public:
+  // inner and authorizer must outlive this service.
+  GuardedWorkerService(v1::Worker::Service* inner, const Authorizer* authorizer)
+      : inner_(inner), authorizer_(authorizer) {}
+
+  grpc::Status GetInfo(grpc::ServerContext*, const v1::GetInfoRequest*, v1::WorkerInfo*) override;
+  grpc::Status RunJob(grpc::ServerContext*, const v1::RunJobRequest*, grpc::ServerWriter<v1::RunJobEvent>*) override;
+
+ private:
+  v1::Worker::Service* inner_;
+  const Authorizer* authorizer_;
+};
+
+// The Authorizer's decision on a call of `method`, from its `authorization` metadata.
+grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method);
 
 }  // namespace kbench::server::auth

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "api/pem.h"
 
 namespace kbench::server::auth {
@@ -39,6 +40,11 @@ bool IsLoopbackHost(absl::string_view host) {
 
 absl::Status Invalid(absl::string_view message) { return absl::InvalidArgumentError(message); }
 
+// "--" + the prefix + name: how the message names a flag of this server.
+std::string Flag(const SecurityOptions& options, absl::string_view name) {
+  return absl::StrCat("--", options.flag_prefix, name);
+}
+
 }  // namespace
 
 bool IsLoopbackListenAddress(absl::string_view listen) {
@@ -51,29 +57,36 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Make(const Secur
   std::unique_ptr<ServerSecurity> s(new ServerSecurity());
   s->options_ = options;
   const bool loopback = IsLoopbackListenAddress(listen);
+  const std::string token_file = Flag(options, "token-file"), insecure = Flag(options, "insecure");
+  const std::string tls_cert = Flag(options, "tls-cert"), tls_key = Flag(options, "tls-key");
+  const std::string tls_client_ca = Flag(options, "tls-client-ca");
   if (!loopback && options.token_file.empty() && !options.insecure)
-    return Invalid(absl::StrCat("--listen ", listen,
-                                " accepts connections beyond loopback, and without --token-file anyone who can "
-                                "reach it may submit jobs and act as a worker: give --token-file (bearer tokens "
-                                "with roles), or --insecure to serve without authentication anyway"));
+    return Invalid(absl::StrCat("--listen ", listen, " accepts connections beyond loopback, and without ", token_file,
+                                " anyone who can reach it may ",
+                                options.flag_prefix.empty() ? "submit jobs and act as a worker"
+                                                            : "run jobs on this worker's devices",
+                                ": give ", token_file, " (bearer tokens with roles), or ", insecure,
+                                " to serve without authentication anyway"));
   if (!loopback && options.token_file.empty())
-    s->warning_ = absl::StrCat("WARNING: --insecure: serving ", listen, " beyond loopback without authentication");
+    s->warning_ = absl::StrCat("WARNING: ", insecure, ": serving ", listen, " beyond loopback without authentication");
 
   // TLS.
   if (options.tls_cert_path.empty() != options.tls_key_path.empty())
-    return Invalid("--tls-cert and --tls-key: give both (the server's certificate chain and its key) or neither");
+    return Invalid(absl::StrCat(tls_cert, " and ", tls_key,
+                                ": give both (the server's certificate chain and its key) or neither"));
   if (!options.tls_client_ca_path.empty() && options.tls_cert_path.empty())
-    return Invalid("--tls-client-ca needs --tls-cert and --tls-key (client certificates are checked over TLS)");
+    return Invalid(absl::StrCat(tls_client_ca, " needs ", tls_cert, " and ", tls_key,
+                                " (client certificates are checked over TLS)"));
   if (options.tls_cert_path.empty()) {
     s->credentials_ = grpc::InsecureServerCredentials();
   } else {
-    absl::StatusOr<std::string> cert = api::ReadPemFile(options.tls_cert_path, "--tls-cert");
+    absl::StatusOr<std::string> cert = api::ReadPemFile(options.tls_cert_path, tls_cert);
     if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = api::ReadPemFile(options.tls_key_path, "--tls-key");
+    absl::StatusOr<std::string> key = api::ReadPemFile(options.tls_key_path, tls_key);
     if (!key.ok()) return key.status();
     grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
     if (!options.tls_client_ca_path.empty()) {
-      absl::StatusOr<std::string> ca = api::ReadPemFile(options.tls_client_ca_path, "--tls-client-ca");
+      absl::StatusOr<std::string> ca = api::ReadPemFile(options.tls_client_ca_path, tls_client_ca);
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *std::move(ca);
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
@@ -90,11 +103,14 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Make(const Secur
   if (options.rate_burst > 0 && options.rate_limit_per_second == 0)
     return Invalid("--rate-burst needs --rate-limit-per-second");
   if (options.rate_limit_per_second > 0 && options.token_file.empty())
-    return Invalid("--rate-limit-per-second needs --token-file: the limits are per token");
+    return Invalid(absl::StrCat("--rate-limit-per-second needs ", token_file, ": the limits are per token"));
 
   // Tokens.
   if (!options.token_file.empty()) {
     absl::StatusOr<TokenStore> tokens = TokenStore::Load(options.token_file);
+    if (!tokens.ok() && !options.flag_prefix.empty())  // The loader names the coordinator's flag.
+      return absl::Status(tokens.status().code(),
+                          absl::StrReplaceAll(tokens.status().message(), {{"--token-file", token_file}}));
     if (!tokens.ok()) return tokens.status();
     s->tokens_ = std::make_unique<TokenStore>(*std::move(tokens));
     if (options.rate_limit_per_second > 0) {
@@ -115,6 +131,12 @@ grpc::Service* ServerSecurity::Guard(v1::Coordinator::Service* inner) {
   return guard_.get();
 }
 
+grpc::Service* ServerSecurity::Guard(v1::Worker::Service* inner) {
+  if (authorizer_ == nullptr) return inner;
+  worker_guard_ = std::make_unique<GuardedWorkerService>(inner, authorizer_.get());
+  return worker_guard_.get();
+}
+
 std::string ServerSecurity::Describe() const {
   std::string out;
   if (options_.tls_cert_path.empty())
@@ -124,7 +146,7 @@ std::string ServerSecurity::Describe() const {
   else
     out = "TLS, client certificates required";
   if (tokens_ == nullptr) {
-    absl::StrAppend(&out, "; no authentication (no --token-file)");
+    absl::StrAppend(&out, "; no authentication (no ", Flag(options_, "token-file"), ")");
   } else {
     absl::StrAppend(&out, "; ", tokens_->size(), " bearer token", tokens_->size() == 1 ? "" : "s", " from ",
                     options_.token_file);

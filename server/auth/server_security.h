@@ -2,7 +2,8 @@
 // --tls-client-ca for client certificates), bearer tokens with roles (--token-file), per-token rate
 // limits (--rate-limit-per-second, --rate-burst), and the rule that a server listening beyond
 // loopback needs tokens unless told --insecure. Without any of the flags: plaintext, no tokens, as
-// before.
+// before. The worker's own Worker service (a job sent straight to one worker) is served under the
+// same rules, with its flags named --listen-tls-cert, ... (SecurityOptions::flag_prefix).
 #pragma once
 
 #include <memory>
@@ -27,6 +28,9 @@ struct SecurityOptions {
   bool insecure = false;           // Allows listening beyond loopback without tokens.
   double rate_limit_per_second = 0;  // Per token; 0: no limit.
   double rate_burst = 0;             // Bucket size; 0: one second's worth (at least 1).
+  // Put after the "--" of every flag the messages name: "" for the coordinator, "listen-" for the
+  // worker (--listen-tls-cert, --listen-token-file, ...).
+  std::string flag_prefix;
 };
 
 // True when the gRPC listen address (host:port) only accepts local connections: a host in
@@ -48,6 +52,8 @@ class ServerSecurity {
   // The service to register: `inner` itself without tokens, else a guard around it, owned by this
   // (inner must outlive this object).
   grpc::Service* Guard(v1::Coordinator::Service* inner);
+  // The same for a worker's Worker service (GuardedWorkerService).
+  grpc::Service* Guard(v1::Worker::Service* inner);
   // One line for the log: "TLS (client certificates required); 3 tokens from FILE; rate limit ...".
   std::string Describe() const;
   // A warning for the log when serving beyond loopback without tokens (--insecure); else empty.
@@ -64,6 +70,7 @@ class ServerSecurity {
   std::unique_ptr<RateLimiter> limiter_;
   std::unique_ptr<Authorizer> authorizer_;
   std::unique_ptr<GuardedCoordinatorService> guard_;
+  std::unique_ptr<GuardedWorkerService> worker_guard_;
   std::string warning_;
 };
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "api/custom_spec.h"
+#include "api/job_items.h"
 #include "api/limits.h"
 #include "api/plugin_spec.h"
 #include "api/quote.h"
@@ -17,18 +17,10 @@ absl::Status Invalid(const std::string& field, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
 }
 
-// The results an ordinary job plans on a worker with this op: what JobRunner::Plan counts
-// (problems x (selected built-in variants + selected custom variants)).
+// The results an ordinary job plans on a worker with this op (api/job_items.h, as the worker plans it).
 void PlanOrdinary(const v1::JobSpec& spec, const v1::OpInfo& op, JobResultShape* shape) {
-  for (const v1::VariantInfo* v : api::SelectVariants(op, spec)) shape->variants.insert(v->name());
-  for (const v1::CustomVariant& c : spec.custom_variants()) {
-    const std::string name = api::CustomVariantName(c);
-    if (spec.variants().empty() || std::find(spec.variants().begin(), spec.variants().end(), name) != spec.variants().end())
-      shape->variants.insert(name);
-  }
-  const int64_t per_problem = static_cast<int64_t>(shape->variants.size());
-  const int64_t total = static_cast<int64_t>(api::ExpandProblems(op, spec).size()) * per_problem;
-  shape->planned = static_cast<int32_t>(std::min<int64_t>(total, api::kMaxResultsPerJob));
+  for (const api::PlannedVariant& v : api::PlannedVariants(op, spec)) shape->variants.insert(v.name);
+  shape->planned = static_cast<int32_t>(std::min<int64_t>(api::PlannedResultCount(op, spec), api::kMaxResultsPerJob));
 }
 
 }  // namespace

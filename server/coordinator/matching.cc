@@ -43,7 +43,7 @@ int64_t MaxMatchingMemoryBytes(const v1::GpuSelector& selector, const std::vecto
 bool WorkerCanRun(const v1::WorkerInfo& worker, const v1::JobSpec& spec) {
   if (!WorkerMatches(spec.selector(), worker)) return false;
   // A plugin brings its own ops (and an A/B job without op takes those both sides have): the worker
-  // plans it against the catalogs its runner reports (worker/plugin/plugin_job.h).
+  // plans it against the catalogs its runner reports (worker/plan/planner.h).
   if (api::NeedsPluginPlanning(spec) && (!api::PluginHashes(spec).empty() || spec.op().empty())) return true;
   auto op = std::find_if(worker.catalog().begin(), worker.catalog().end(),
                          [&](const v1::OpInfo& o) { return o.name() == spec.op(); });

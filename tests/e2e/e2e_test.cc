@@ -222,14 +222,13 @@ TEST(EndToEnd, CoordinatorKilledMidJobResumesWithEveryResultOnce) {
 TEST(EndToEnd, AFaultOrAHangCostsOneResultAndTheWorkerGoesOn) {
   Cluster c;
   c.StartCoordinator();
-  setenv("KBENCH_FAULT_INJECTION", "1", 1);  // the test-only op, for this worker's runner alone
   c.StartWorker("a");
-  unsetenv("KBENCH_FAULT_INJECTION");
+  // The test-only op comes with its job, from the test kernel library (kernels/testing/) as a plugin.
   // Hot cache: cold samples rewrite twice the host's last-level cache each, not what this test is about.
   // A 10 s timeout (20 s with the runner's start grace): a hundred times what the well-behaved variants
   // need on a starved host (multi_device_e2e_test.cc).
-  const std::string id = c.Submit({"--op", "fault_injection", "--preset", "small", "--timeout-ms", "10000",
-                                   "--max-time-ms", "200", "--cache", "hot"});
+  const std::string id = c.Submit({"--op", "fault_injection", "--plugin", KBENCH_TEST_KERNELS, "--preset", "small",
+                                   "--timeout-ms", "10000", "--max-time-ms", "200", "--cache", "hot"});
   v1::Job job = c.WaitForJob(id, JobFinished, seconds(180));
   ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
   auto res = c.Results(id);

@@ -170,9 +170,7 @@ TEST(MultiDevice, TwoJobsRunAtOnceOnePerDeviceAndEachResultNamesItsDevice) {
 TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   Cluster c;
   c.StartCoordinator();
-  setenv("KBENCH_FAULT_INJECTION", "1", 1);  // the test-only op, for this worker's runners alone
   c.StartWorker("two", {"--cpu-devices", "2"});
-  unsetenv("KBENCH_FAULT_INJECTION");
 
   // The normal job: 4 results of 1.5 s, with a timeout far beyond the pause below.
   std::vector<std::string> normal_args = LongGemm(48, 1500);
@@ -185,10 +183,12 @@ TEST(MultiDevice, AFaultOrHangOnOneDeviceLeavesTheOtherDevicesJobWhole) {
   // Hot cache: a cold sample first rewrites twice the host's last-level cache (520 MB on a 260 MB L3),
   // which is not what this test is about. A 10 s timeout (the watchdog adds the runner's 10 s start
   // grace): the hang costs 20 s, and cpu_ok, a fresh runner and 200 ms of samples, has a hundred
-  // times what it needs on a starved host (2 s was once too little beside four busy loops).
+  // times what it needs on a starved host (2 s was once too little beside four busy loops). The
+  // test-only op comes with the job, from the test kernel library (kernels/testing/) as a plugin.
   const std::string faulty =
-      c.Submit({"--op", "fault_injection", "--variant", "cpu_segfault", "--variant", "cpu_hang", "--variant", "cpu_ok",
-                "--preset", "small", "--timeout-ms", "10000", "--max-time-ms", "200", "--cache", "hot"});
+      c.Submit({"--op", "fault_injection", "--plugin", KBENCH_TEST_KERNELS, "--variant", "cpu_segfault", "--variant",
+                "cpu_hang", "--variant", "cpu_ok", "--preset", "small", "--timeout-ms", "10000", "--max-time-ms", "200",
+                "--cache", "hot"});
   v1::Job f = c.WaitForJob(faulty, JobFinished, seconds(180));
   ASSERT_EQ(f.state(), v1::SUCCEEDED) << f.DebugString();
   auto fres = c.Results(faulty);

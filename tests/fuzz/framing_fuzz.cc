@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "kbench/v1/runner.pb.h"
+#include "kbench/runner/runner.pb.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "worker/isolation/framing.h"
 
@@ -49,8 +49,8 @@ struct Pipe {
 };
 
 std::unique_ptr<google::protobuf::MessageLite> NewMessage(bool request) {
-  if (request) return std::make_unique<kbench::v1::RunnerRequest>();
-  return std::make_unique<kbench::v1::RunnerResponse>();
+  if (request) return std::make_unique<kbench::runner::RunnerRequest>();
+  return std::make_unique<kbench::runner::RunnerResponse>();
 }
 
 // Map fields serialize in hash order unless asked otherwise: compare the deterministic form.

@@ -10,12 +10,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 proto=$(cd "$here/../../proto" && pwd)
 
-encode() {  # MESSAGE FILE.proto < text > binary
-  protoc --encode="kbench.v1.$1" -I "$proto" "$proto/kbench/v1/$2"
+encode() {  # PACKAGE.MESSAGE FILE.proto (under proto/kbench/) < text > binary
+  protoc --encode="$1" -I "$proto" "$proto/kbench/$2"
 }
 
 for f in "$here"/seeds/validate/*.txtpb; do
-  encode SubmitRequest coordinator.proto <"$f" >"$here/corpus/validate/$(basename "$f" .txtpb)"
+  encode kbench.v1.SubmitRequest v1/coordinator.proto <"$f" >"$here/corpus/validate/$(basename "$f" .txtpb)"
 done
 
 frame() {  # DIRECTION_BYTE < body > direction + frame
@@ -25,9 +25,9 @@ out=$here/corpus/framing
 for f in "$here"/seeds/framing/*.txtpb; do
   name=$(basename "$f" .txtpb)
   if [[ $name == *.resp ]]; then
-    encode RunnerResponse runner.proto <"$f" | frame 0 >"$out/${name%.resp}"
+    encode kbench.runner.RunnerResponse runner/runner.proto <"$f" | frame 0 >"$out/${name%.resp}"
   else
-    encode RunnerRequest runner.proto <"$f" | frame 1 >"$out/$name"
+    encode kbench.runner.RunnerRequest runner/runner.proto <"$f" | frame 1 >"$out/$name"
   fi
 done
 # Two frames back to back; a frame cut short; a header alone; a length over the 256 MiB limit; an

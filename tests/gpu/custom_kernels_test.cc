@@ -15,11 +15,11 @@
 #include "core/registry.h"
 #include "gpu_presence.h"
 #include "gtest/gtest.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 #include "worker/custom/contract.h"
 #include "worker/custom/nvrtc_compiler.h"
 #include "worker/isolation/isolated_backend.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 namespace {

@@ -24,8 +24,7 @@ Tolerance ToleranceFor(const OpDef& op, const Problem& p);
 // with dims (rows, cols) or (N). Dtype left unspecified.
 std::vector<Problem> TestProblems(const OpDef& op);
 
-// The CUDA variants of an op, in ladder order. None for the fault_injection op (registered only with
-// KBENCH_FAULT_INJECTION=1): its variants fault and hang on purpose.
+// The CUDA variants of an op, in ladder order.
 std::vector<const Variant*> CudaVariants(const OpDef& op);
 
 struct CheckOptions {

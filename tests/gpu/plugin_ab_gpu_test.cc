@@ -5,10 +5,10 @@
 #include "gpu_presence.h"
 #include "core/registry.h"
 #include "gtest/gtest.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/cuda/cuda_backend.h"
 #include "worker/plugin/ab_measure.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

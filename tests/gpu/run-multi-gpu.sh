@@ -54,8 +54,7 @@ source "$here/lib.sh"
 pids+=($!)
 addr=$(wait_line "$out/coordinator.log" "listening on" 30) || { log "coordinator failed"; cat "$out/coordinator.log"; exit 1; }
 client+=(--coordinator "$addr")
-# The fault-injection op is only for the isolation phase; it never runs unless asked for.
-KBENCH_FAULT_INJECTION=1 "$bin/kbench-worker" --coordinator "$addr" --backend cuda --devices all \
+"$bin/kbench-worker" --coordinator "$addr" --backend cuda --devices all \
   --calibration-cache "$cal" >"$out/worker.log" 2>&1 &
 pids+=($!)
 wid=$(wait_line "$out/worker.log" "registered as" 600) || { log "worker failed"; cat "$out/worker.log"; exit 1; }
@@ -122,7 +121,8 @@ for phase in $phases; do
       normal=$(submit --op rmsnorm --shape 32768x4096 --dtype bf16 --min-time-ms 3000 --max-time-ms 3000) ||
         { log "submit failed"; status=1; continue; }
       until "${client[@]}" status "$normal" 2>/dev/null | grep -q RUNNING; do sleep 0.2; done
-      faulty=$(submit --op fault_injection --preset small --dtype f32 --timeout-ms 5000 --max-time-ms 200 \
+      # The fault-injection op comes with the job: the test kernel library (kernels/testing/) as its plugin.
+      faulty=$(submit --op fault_injection --plugin "$bundle/tests/libkbench_test_kernels.so" --preset small --dtype f32 --timeout-ms 5000 --max-time-ms 200 \
         --variant cuda_oob_write,cuda_hang,cuda_ok) || status=1
       st=$(wait_job "$faulty"); log "fault job: $st"
       save isolation-faulty "$faulty"

@@ -59,8 +59,7 @@ start_cluster() {
   "$bin/kbench-coordinator" --listen 127.0.0.1:0 --db "$out/kbench.db" --metrics-listen "" >"$out/coordinator.log" 2>&1 &
   pids+=($!)
   addr=$(wait_line "$out/coordinator.log" "listening on" 30) || { log "coordinator failed"; cat "$out/coordinator.log"; exit 1; }
-  # The fault-injection op is only for this run's isolation phase; it never runs unless asked for.
-  KBENCH_FAULT_INJECTION=1 "$bin/kbench-worker" --coordinator "$addr" --backend "${KBENCH_BACKEND:-cuda}" \
+  "$bin/kbench-worker" --coordinator "$addr" --backend "${KBENCH_BACKEND:-cuda}" \
     --calibration-cache "$cal" >"$out/worker.log" 2>&1 &
   pids+=($!)
   wid=$(wait_line "$out/worker.log" "registered as" 300) || { log "worker failed"; cat "$out/worker.log"; exit 1; }
@@ -154,8 +153,10 @@ for phase in $phases; do
       ;;
     isolation)
       start_cluster
-      # A fault and a hang each cost one result; the job goes on and the last variant still runs.
-      submit isolation cuda_ok=OK,cuda_oob_write=RUNTIME_ERROR,cuda_hang=TIMEOUT --op fault_injection --preset small --dtype f32 --timeout-ms 5000 --max-time-ms 200 \
+      # A fault and a hang each cost one result; the job goes on and the last variant still runs. The
+      # fault-injection op comes with the job: the test kernel library (kernels/testing/) as its plugin.
+      submit isolation cuda_ok=OK,cuda_oob_write=RUNTIME_ERROR,cuda_hang=TIMEOUT --op fault_injection \
+        --plugin "$bundle/tests/libkbench_test_kernels.so" --preset small --dtype f32 --timeout-ms 5000 --max-time-ms 200 \
         --variant cuda_ok,cuda_oob_write,cuda_hang
       ;;
     timing)

@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int ordinal, Cu
   if (auto s = check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "cudaStreamCreate"); !s.ok()) return s;
   if (auto s = check(cudaEventCreate(&b->start_), "cudaEventCreate"); !s.ok()) return s;
   if (auto s = check(cudaEventCreate(&b->stop_), "cudaEventCreate"); !s.ok()) return s;
-  // Twice the L2: whatever a sample reads was evicted by the flush (DESIGN section 3).
+  // Twice the L2: whatever a sample reads was evicted by the flush (a cold sample, measure/harness.h).
   b->flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(info->l2_cache_bytes()), 8u << 20);
   if (auto s = check(cudaMalloc(&b->flush_buffer_, b->flush_bytes_), "cudaMalloc(flush)"); !s.ok()) return s;
   return b;

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 
 namespace kbench::worker {
 namespace {

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "api/sha256.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/custom/contract.h"
 
 namespace kbench::worker {

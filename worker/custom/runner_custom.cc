@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "core/registry.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/custom/kernel_image.h"
 #include "worker/custom/measure_custom.h"
@@ -11,7 +11,7 @@
 
 namespace kbench::worker {
 
-v1::Result MeasureCustomRequest(Backend& backend, const v1::RunnerRequest& req) {
+v1::Result MeasureCustomRequest(Backend& backend, const runner::RunnerRequest& req) {
   v1::Result r;
   r.set_op(req.op());
   r.set_variant(api::CustomVariantName(req.custom()));

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "kbench/v1/result.pb.h"
-#include "kbench/v1/runner.pb.h"
+#include "kbench/runner/runner.pb.h"
 #include "worker/backend.h"
 
 namespace kbench::worker {
 
-v1::Result MeasureCustomRequest(Backend& backend, const v1::RunnerRequest& request);
+v1::Result MeasureCustomRequest(Backend& backend, const runner::RunnerRequest& request);
 
 }  // namespace kbench::worker

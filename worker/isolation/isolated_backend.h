@@ -8,10 +8,12 @@
 
 #include "worker/backend.h"
 #include "worker/isolation/runner_process.h"
+#include "worker/runner/measure_call.h"
+#include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
 
-class IsolatedBackend : public Backend {
+class IsolatedBackend : public Backend, public RunnerChannel {
  public:
   // Starts the runner and asks it to describe its device.
   static absl::StatusOr<std::unique_ptr<IsolatedBackend>> Create(RunnerConfig config, kernels::Backend kind);
@@ -28,11 +30,16 @@ class IsolatedBackend : public Backend {
 
   int runner_starts() const { return runner_->starts(); }
 
-  // A request of the plugin protocol (worker/plugin/): the runner's reply within `timeout` plus the
-  // time a fresh runner needs to start; the runner is killed or restarted as for any request.
-  absl::StatusOr<v1::RunnerResponse> CallRunner(const v1::RunnerRequest& request, std::chrono::milliseconds timeout);
+  // Any request (the job runner's items, a plugin's DESCRIBE): the runner's reply within `timeout`
+  // plus the time a fresh runner needs to start; the runner is killed or restarted as for any request.
+  absl::StatusOr<runner::RunnerResponse> CallRunner(const runner::RunnerRequest& request,
+                                                    std::chrono::milliseconds timeout) override;
+  RunnerChannel* runner_channel() override { return this; }
 
  private:
+  // One MEASURE (runner/measure_call.h); a runner that died or hung names the item in its result.
+  v1::Result Measure(const MeasureCall& call);
+
   IsolatedBackend(RunnerConfig config, kernels::Backend kind)
       : kind_(kind), runner_(std::make_unique<RunnerProcess>(std::move(config))) {}
 

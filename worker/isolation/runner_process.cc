@@ -140,11 +140,11 @@ std::string RunnerProcess::LogTail() const {
   return s.size() > kTail ? s.substr(s.size() - kTail) : s;
 }
 
-absl::StatusOr<v1::RunnerResponse> RunnerProcess::Call(const v1::RunnerRequest& request,
+absl::StatusOr<runner::RunnerResponse> RunnerProcess::Call(const runner::RunnerRequest& request,
                                                        std::chrono::milliseconds timeout) {
   if (pid_ <= 0)
     if (auto s = Start(); !s.ok()) return s;
-  v1::RunnerResponse response;
+  runner::RunnerResponse response;
   absl::Status s = WriteMessage(to_runner_, request);
   if (s.ok()) s = ReadMessage(from_runner_, &response, timeout);
   if (s.ok()) {

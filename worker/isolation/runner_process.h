@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kbench/v1/runner.pb.h"
+#include "kbench/runner/runner.pb.h"
 
 namespace kbench::worker {
 
@@ -35,7 +35,7 @@ class RunnerProcess {
   // Sends a request and waits for the reply, starting the runner first when none runs.
   // DEADLINE_EXCEEDED: no reply within `timeout`; the runner was killed.
   // UNAVAILABLE: the runner died; the message says how (signal, exit code) and ends with its log tail.
-  absl::StatusOr<v1::RunnerResponse> Call(const v1::RunnerRequest& request, std::chrono::milliseconds timeout);
+  absl::StatusOr<runner::RunnerResponse> Call(const runner::RunnerRequest& request, std::chrono::milliseconds timeout);
 
   int starts() const { return starts_; }
   pid_t pid() const { return pid_; }

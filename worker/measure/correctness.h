@@ -1,4 +1,4 @@
-// The correctness check run before timing (DESIGN section 4): seeded inputs, poisoned outputs, the
+// The correctness check run before timing (and once after): seeded inputs, poisoned outputs, the
 // variant against the op's CPU reference in double, over several trials. Works on host tensors;
 // a device backend passes a `run` that uploads, launches and copies the outputs back.
 #pragma once

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/measure/common.h"
 #include "worker/measure/correctness.h"
 #include "worker/measure/harness.h"

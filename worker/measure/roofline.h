@@ -11,7 +11,7 @@
 
 namespace kbench::worker {
 
-// Both achieved fractions under this: latency-bound (DESIGN: "about 40-50%").
+// Both achieved fractions under this (of the compute and the memory ceiling): latency-bound.
 inline constexpr double kLatencyBoundFraction = 0.45;
 
 // Peak FLOP/s of a dtype in a per-dtype map ("f32", "bf16", ...): the dtype's own entry, else the

@@ -1,4 +1,4 @@
-// The adaptive stop rule of the measurement loop (DESIGN section 3).
+// The adaptive stop rule of the measurement loop (measure/harness.h runs it).
 //
 // Both time bounds count wall time since sampling began, flushes included: a tiny kernel measured
 // cold spends most of its time flushing, and counting only its own nanoseconds would force every

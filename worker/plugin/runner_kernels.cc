@@ -3,14 +3,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/plugin_spec.h"
-#include "worker/catalog.h"
-#include "worker/convert.h"
+#include "worker/plan/catalog.h"
+#include "worker/runner/convert.h"
 #include "worker/plugin/ab_measure.h"
 
 namespace kbench::worker {
 namespace {
 
-v1::Result Failed(const v1::RunnerRequest& req, const std::string& variant, v1::ResultStatus status,
+v1::Result Failed(const runner::RunnerRequest& req, const std::string& variant, v1::ResultStatus status,
                   std::string message) {
   v1::Result r;
   r.set_op(req.op());
@@ -33,7 +33,7 @@ absl::StatusOr<const kernels::plugin::LoadedPlugin*> RunnerKernels::Library(cons
   return (loaded_[path] = std::move(*lib)).get();
 }
 
-void RunnerKernels::Describe(Backend& backend, const v1::RunnerRequest& req, v1::RunnerResponse* resp) {
+void RunnerKernels::Describe(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp) {
   *resp->mutable_device() = backend.device();
   if (auto ds = backend.datasheet()) *resp->mutable_datasheet() = *ds;
   if (req.plugin_path().empty()) return;  // The worker's start-up: device only.
@@ -49,7 +49,7 @@ void RunnerKernels::Describe(Backend& backend, const v1::RunnerRequest& req, v1:
   resp->mutable_plugin()->set_suite_version((*lib)->suite_version());
 }
 
-void RunnerKernels::Measure(Backend& backend, const v1::RunnerRequest& req, v1::RunnerResponse* resp) {
+void RunnerKernels::Measure(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp) {
   if (req.has_calibration()) backend.set_calibration(req.calibration());
   const kernels::Problem problem = ToKernelProblem(req.problem());
   // Resolves one side; on failure fills `failed` instead.

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "kbench/v1/runner.pb.h"
+#include "kbench/runner/runner.pb.h"
 #include "plugin/plugin_loader.h"
 #include "worker/backend.h"
 
@@ -21,9 +21,9 @@ class RunnerKernels {
   absl::StatusOr<const kernels::plugin::LoadedPlugin*> Library(const std::string& path);
 
   // DESCRIBE: the device, and the catalog of req.plugin_path's library for this backend.
-  void Describe(Backend& backend, const v1::RunnerRequest& req, v1::RunnerResponse* resp);
+  void Describe(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp);
   // MEASURE: one variant, or with req.ab an A/B pair (the head's result in resp->head_result).
-  void Measure(Backend& backend, const v1::RunnerRequest& req, v1::RunnerResponse* resp);
+  void Measure(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp);
 
  private:
   std::map<std::string, std::unique_ptr<kernels::plugin::LoadedPlugin>> loaded_;

@@ -1,6 +1,6 @@
 // layernorm on CUDA: out[r,c] = (x[r,c] - mean_r) / sqrt(var_r + 1e-5) * gamma[c] + beta[c], with the
 // population variance over cols; f32 or bf16 storage, float statistics. Memory-bound like rmsnorm,
-// with two statistics per row instead of one (DESIGN section 2; the series' chapter 4).
+// with two statistics per row instead of one (the family's table: kernels/reduction/README.md).
 //
 // Rungs:
 //   cuda_v1_two_pass       one 256-thread block per row, scalar loads: a pass for the mean, a second

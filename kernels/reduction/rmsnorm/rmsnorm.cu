@@ -1,6 +1,6 @@
 // rmsnorm on CUDA: out[r,c] = x[r,c] / sqrt(mean_c(x[r,c]^2) + 1e-6) * weight[c]; f32 or bf16
 // storage, float accumulation. About 1 FLOP per byte: memory-bound, and the rungs differ in how the
-// row's sum of squares is formed (DESIGN section 2; the series' chapter 4 ladder).
+// row's sum of squares is formed (the family's table: kernels/reduction/README.md).
 //
 // Rungs:
 //   cuda_v1_naive        one thread per row: a serial chain of `cols` dependent adds per thread, and

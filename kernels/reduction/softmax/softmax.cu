@@ -1,6 +1,6 @@
 // softmax on CUDA, over cols: out[r,c] = exp(x[r,c] - m_r) / sum_c exp(x[r,c] - m_r), m_r the row max;
 // f32 or bf16 storage, float arithmetic. Memory-bound: the rungs differ in how many times a row is
-// read (DESIGN section 2; the series' chapter 4 ladder).
+// read (the family's table: kernels/reduction/README.md).
 //
 // Rungs:
 //   cuda_v1_three_pass  one block per row, three passes over the row: the max, the sum of

@@ -4,7 +4,7 @@
 
 #include "core/registry.h"
 #include "gtest/gtest.h"
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 
 namespace kbench::worker {
 namespace {

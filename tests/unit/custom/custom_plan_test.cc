@@ -4,7 +4,7 @@
 #include "core/registry.h"
 #include "fake_backend.h"
 #include "gtest/gtest.h"
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 namespace {
@@ -40,9 +40,9 @@ TEST_F(CustomPlanTest, CustomVariantsFollowTheLadderOfEachProblem) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_EQ(plan->items.size(), 4u);  // (cpu_naive, custom:mine) x (f32, bf16)
   EXPECT_EQ(plan->items[0].custom_index, -1);
-  EXPECT_EQ(plan->items[0].variant->name, "cpu_naive");
+  EXPECT_EQ(plan->items[0].base.variant, "cpu_naive");
   EXPECT_EQ(plan->items[1].custom_index, 0);
-  EXPECT_EQ(plan->items[1].variant, nullptr);
+  EXPECT_EQ(plan->items[1].base.variant, "custom:mine");  // the job's kernel, no built-in variant
   EXPECT_EQ(plan->items[3].custom_index, 0);
 
   std::vector<v1::Result> results;

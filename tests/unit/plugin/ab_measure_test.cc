@@ -5,8 +5,8 @@
 #include <map>
 
 #include "gtest/gtest.h"
-#include "worker/convert.h"
-#include "worker/settings.h"
+#include "worker/runner/convert.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

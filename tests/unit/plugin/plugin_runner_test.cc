@@ -10,7 +10,9 @@
 #include "core/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/plugin/plugin_job.h"
+#include "worker/isolation/isolated_backend.h"
+#include "worker/plugin/plugin_libraries.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 namespace {
@@ -32,12 +34,13 @@ class PluginRunnerTest : public ::testing::Test {
     (*c.mutable_peak_flops_per_second())["f32"] = 1e11;
     backend_->set_calibration(c);
     cache_ = std::make_unique<PluginCache>(dir_ + "/cache", int64_t{64} << 20);
-    jobs_ = std::make_unique<PluginJobRunner>(catalog_, backend_.get(), cache_.get(),
-                                              [this](const std::string& sha, const auto& write) {
-                                                std::ifstream in(files_.at(sha), std::ios::binary);
-                                                std::string bytes((std::istreambuf_iterator<char>(in)), {});
-                                                return write(bytes);
-                                              });
+    libraries_ = std::make_unique<RunnerPluginLibraries>(*backend_, *cache_,
+                                                         [this](const std::string& sha, const auto& write) {
+                                                           std::ifstream in(files_.at(sha), std::ios::binary);
+                                                           std::string bytes((std::istreambuf_iterator<char>(in)), {});
+                                                           return write(bytes);
+                                                         });
+    jobs_ = std::make_unique<JobRunner>(catalog_, *backend_);
   }
 
   // Makes a plugin file fetchable by its hash; returns the hash.
@@ -58,7 +61,7 @@ class PluginRunnerTest : public ::testing::Test {
   }
 
   std::vector<v1::Result> RunJob(const v1::JobSpec& spec, absl::Status* plan_status = nullptr) {
-    absl::StatusOr<PluginJobPlan> plan = jobs_->Plan(spec);
+    absl::StatusOr<JobPlan> plan = jobs_->Plan(spec, libraries_.get());
     if (plan_status) *plan_status = plan.status();
     if (!plan.ok()) return {};
     std::vector<v1::Result> results;
@@ -73,7 +76,8 @@ class PluginRunnerTest : public ::testing::Test {
   const Catalog catalog_{kernels::BuiltinRegistry(), {kernels::Backend::kCpu}};
   std::unique_ptr<IsolatedBackend> backend_;
   std::unique_ptr<PluginCache> cache_;
-  std::unique_ptr<PluginJobRunner> jobs_;
+  std::unique_ptr<RunnerPluginLibraries> libraries_;
+  std::unique_ptr<JobRunner> jobs_;
   std::map<std::string, std::string> files_;
 };
 

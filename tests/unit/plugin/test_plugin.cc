@@ -7,7 +7,7 @@
 // It defines kbench::kernels::BuiltinRegistry() and a Flavor() of its own, symbols that the test
 // binary's libkbench_kernels.so (or the other flavor) also has, and is linked without -Bsymbolic:
 // only the loader's RTLD_DEEPBIND keeps its calls inside it. It carries the fault-injection op
-// (kernels/testing/), registered whatever the environment says.
+// (kernels/testing/).
 #include <csignal>
 #include <cstring>
 

@@ -1,5 +1,6 @@
 #include "api/validate.h"
 
+#include "api/job_items.h"
 #include "api/shape.h"
 #include "gtest/gtest.h"
 
@@ -134,6 +135,36 @@ TEST(Validate, ExpandPresetsTimesDtypes) {
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].dims(1).value(), 3);
   EXPECT_EQ(SelectVariants(op, s).size(), 2u);
+}
+
+// The rule the worker plans by and the coordinator counts by (api/job_items.h): the built-in
+// variants in catalog order, then the custom ones, each selected by spec.variants when it names any.
+TEST(Validate, PlannedVariantsAreTheLadderThenTheCustomKernels) {
+  const auto op = RmsnormInfo();
+  v1::JobSpec spec;
+  spec.set_op("rmsnorm");
+  spec.add_custom_variants()->set_name("mine");
+  spec.add_custom_variants()->set_name("yours");
+  std::vector<PlannedVariant> planned = PlannedVariants(op, spec);
+  ASSERT_EQ(planned.size(), 4u);
+  EXPECT_EQ(planned[0].name, "cpu_naive");
+  EXPECT_EQ(planned[0].custom_index, -1);
+  EXPECT_EQ(planned[1].name, "cpu_blocked");
+  EXPECT_EQ(planned[2].name, "custom:mine");
+  EXPECT_EQ(planned[2].custom_index, 0);
+  EXPECT_EQ(planned[3].name, "custom:yours");
+  EXPECT_EQ(planned[3].custom_index, 1);
+  EXPECT_EQ(PlannedResultCount(op, spec), 2 * 4);  // the small preset in f32 and bf16
+
+  spec.add_variants("custom:yours");
+  spec.add_variants("cpu_blocked");
+  planned = PlannedVariants(op, spec);
+  ASSERT_EQ(planned.size(), 2u);
+  EXPECT_EQ(planned[0].name, "cpu_blocked");
+  EXPECT_EQ(planned[1].name, "custom:yours");
+  EXPECT_EQ(planned[1].custom_index, 1);
+  spec.add_dtypes(v1::DTYPE_BF16);
+  EXPECT_EQ(PlannedResultCount(op, spec), 1 * 2);
 }
 
 }  // namespace

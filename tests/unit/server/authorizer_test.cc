@@ -8,6 +8,7 @@
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
+#include "kbench/v1/worker.grpc.pb.h"
 
 namespace kbench::server::auth {
 namespace {
@@ -52,6 +53,25 @@ TEST(Authorizer, RulesCoverExactlyTheCoordinatorService) {
   std::sort(methods.begin(), methods.end());
   std::sort(ruled.begin(), ruled.end());
   EXPECT_EQ(methods, ruled);
+}
+
+// The Worker service (kbench-worker --listen) under the same rules: a new rpc in worker.proto fails
+// this test until it gets one (and a forward in GuardedWorkerService).
+TEST(Authorizer, WorkerRulesCoverExactlyTheWorkerService) {
+  ASSERT_NE(v1::WorkerInfo::descriptor(), nullptr);  // links worker.proto's descriptors in
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("kbench.v1.Worker");
+  ASSERT_NE(service, nullptr);
+  std::vector<std::string> methods;
+  for (int i = 0; i < service->method_count(); ++i) methods.push_back(service->method(i)->name());
+  std::vector<std::string> ruled = WorkerMethodsWithRules();
+  std::sort(methods.begin(), methods.end());
+  std::sort(ruled.begin(), ruled.end());
+  EXPECT_EQ(methods, ruled);
+  EXPECT_EQ(RequirementOf("/kbench.v1.Worker/RunJob"), Requirement::kSubmitRole);
+  EXPECT_EQ(RequirementOf("/kbench.v1.Worker/GetInfo"), Requirement::kAnyToken);
+  EXPECT_EQ(RequirementOf("/kbench.v1.Worker/Submit"), std::nullopt);
+  EXPECT_EQ(RequirementOf("RunJob"), std::nullopt);  // by path only: not a Coordinator rpc
 }
 
 TEST(Authorizer, AdminSatisfiesEveryRule) {

@@ -11,7 +11,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test_ops.h"
-#include "worker/agent.h"
+#include "worker/agent/agent.h"
 #include "worker/cpu/cpu_backend.h"
 
 namespace kbench::worker {

@@ -1,5 +1,5 @@
 // The registry as the catalog a worker advertises.
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 
 #include "gtest/gtest.h"
 #include "test_ops.h"

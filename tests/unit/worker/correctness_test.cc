@@ -4,7 +4,7 @@
 #include "core/random.h"
 #include "gtest/gtest.h"
 #include "test_ops.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

@@ -1,6 +1,6 @@
 // The worker's device flags: --devices all|list, the one-GPU --device, --cpu-devices, and the
 // per-device calibration cache path.
-#include "worker/device_selection.h"
+#include "worker/agent/device_selection.h"
 
 #include "gtest/gtest.h"
 

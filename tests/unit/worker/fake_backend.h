@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "worker/backend.h"
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 
 namespace kbench::worker::testing {
 

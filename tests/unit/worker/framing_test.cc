@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "kbench/v1/runner.pb.h"
+#include "kbench/runner/runner.pb.h"
 
 namespace kbench::worker {
 namespace {
@@ -34,7 +34,7 @@ struct Pipe {
 };
 
 TEST(Framing, AFrameOfSeveralChunksArrivesWhole) {
-  v1::RunnerRequest sent;
+  runner::RunnerRequest sent;
   sent.set_op(std::string((3u << 20) + 12345, 'x'));  // 3 MiB and a bit: four reads of the body.
   sent.set_variant("v");
   Pipe pipe;
@@ -43,7 +43,7 @@ TEST(Framing, AFrameOfSeveralChunksArrivesWhole) {
     EXPECT_TRUE(WriteMessage(pipe.w, sent).ok());
     pipe.CloseWriter();
   });
-  v1::RunnerRequest got;
+  runner::RunnerRequest got;
   const absl::Status s = ReadMessage(pipe.r, &got);
   writer.join();
   ASSERT_TRUE(s.ok()) << s;
@@ -54,8 +54,8 @@ TEST(Framing, AFrameOfSeveralChunksArrivesWhole) {
 
 TEST(Framing, AnEmptyMessageIsAFrameOfLengthZero) {
   Pipe pipe;
-  ASSERT_TRUE(WriteMessage(pipe.w, v1::RunnerResponse()).ok());
-  v1::RunnerResponse got;
+  ASSERT_TRUE(WriteMessage(pipe.w, runner::RunnerResponse()).ok());
+  runner::RunnerResponse got;
   got.set_error("stale");
   ASSERT_TRUE(ReadMessage(pipe.r, &got).ok());
   EXPECT_EQ(got.error(), "");
@@ -67,14 +67,14 @@ TEST(Framing, ALengthWithoutItsBytesIsUnavailable) {
   Pipe pipe;
   WriteBytes(pipe.w, std::string("\x00\x00\x00\x10", 4) + "abc");  // 256 MiB promised, 3 bytes sent.
   pipe.CloseWriter();
-  v1::RunnerResponse got;
+  runner::RunnerResponse got;
   EXPECT_TRUE(absl::IsUnavailable(ReadMessage(pipe.r, &got)));
 }
 
 TEST(Framing, ALengthOverTheLimitOrABodyThatIsNoMessageIsDataLoss) {
   Pipe over;
   WriteBytes(over.w, std::string("\x01\x00\x00\x10", 4));  // 256 MiB + 1.
-  v1::RunnerResponse got;
+  runner::RunnerResponse got;
   EXPECT_TRUE(absl::IsDataLoss(ReadMessage(over.r, &got)));
   Pipe garbage;
   WriteBytes(garbage.w, std::string("\x04\x00\x00\x00\xff\xff\xff\xff", 8));
@@ -83,7 +83,7 @@ TEST(Framing, ALengthOverTheLimitOrABodyThatIsNoMessageIsDataLoss) {
 
 TEST(Framing, NothingInTimeIsDeadlineExceeded) {
   Pipe pipe;  // The writer stays open and silent.
-  v1::RunnerResponse got;
+  runner::RunnerResponse got;
   EXPECT_TRUE(absl::IsDeadlineExceeded(ReadMessage(pipe.r, &got, std::chrono::milliseconds(1))));
 }
 

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

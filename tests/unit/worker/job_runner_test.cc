@@ -1,5 +1,5 @@
 // The job runner: validation, expansion order, events, cancellation, result fields.
-#include "worker/job_runner.h"
+#include "worker/runner/job_runner.h"
 
 #include "api/shape.h"
 #include "fake_backend.h"

@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "worker/measure/stopping.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

@@ -1,7 +1,7 @@
 // WorkerNode with several devices: one lease per device at once, a third refused, devices and
 // calibrations in WorkerInfo in order, cancel and shutdown reaching the right leases, and each
 // device's runner stamping results with its own device.
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 #include <memory>
 #include <vector>

@@ -1,5 +1,5 @@
 // The Worker service over loopback (port 0): GetInfo, a tiny RunJob, a bad spec, a busy device.
-#include "worker/worker_service.h"
+#include "worker/agent/worker_service.h"
 
 #include "api/channel.h"
 #include "grpcpp/grpcpp.h"

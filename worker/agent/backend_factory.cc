@@ -1,4 +1,4 @@
-#include "worker/backend_factory.h"
+#include "worker/agent/backend_factory.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 #include <stdexcept>
 

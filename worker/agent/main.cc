@@ -1,5 +1,7 @@
-// kbench-worker: serves the Worker service and, given a coordinator, pulls jobs from it.
-// Flags live here only; everything below main() takes configuration structs.
+// kbench-worker: given a coordinator, leases jobs from it; given --listen, serves the Worker service
+// (a job sent straight to this worker: a single node without a coordinator), under the coordinator's
+// TLS and token rules (server/auth/). Flags live here only; everything below main() takes
+// configuration structs.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -29,17 +31,28 @@
 #include "api/parse_errors.h"
 #include "core/registry.h"
 #include "grpcpp/grpcpp.h"
-#include "worker/agent.h"
+#include "server/auth/server_security.h"
+#include "worker/agent/agent.h"
 #include "worker/calibration_cache.h"
 #include "worker/isolation/child_env.h"
-#include "worker/backend_factory.h"
-#include "worker/device_selection.h"
-#include "worker/worker_node.h"
-#include "worker/worker_service.h"
+#include "worker/agent/backend_factory.h"
+#include "worker/agent/device_selection.h"
+#include "worker/agent/worker_node.h"
+#include "worker/agent/worker_service.h"
 
-ABSL_FLAG(std::string, coordinator, "", "Coordinator host:port to pull jobs from; empty: only serve");
-ABSL_FLAG(std::string, listen, "127.0.0.1:0",
-          "host:port of the Worker service (port 0 picks a free one); empty: do not serve");
+ABSL_FLAG(std::string, coordinator, "", "Coordinator host:port to lease jobs from; empty: none (then --listen serves alone)");
+ABSL_FLAG(std::string, listen, "",
+          "host:port of the Worker service, which takes jobs straight from a caller: for a single node without a "
+          "coordinator (port 0 picks a free one). Empty (the default): not served. Beyond loopback it needs "
+          "--listen-token-file (or --listen-insecure)");
+ABSL_FLAG(std::string, listen_tls_cert, "", "Worker service: PEM certificate chain to serve TLS with (with --listen-tls-key)");
+ABSL_FLAG(std::string, listen_tls_key, "", "Worker service: PEM private key of --listen-tls-cert");
+ABSL_FLAG(std::string, listen_tls_client_ca, "",
+          "Worker service: PEM roots; callers must present a client certificate they signed (needs --listen-tls-cert)");
+ABSL_FLAG(std::string, listen_token_file, "",
+          "Worker service: bearer tokens with roles, in the coordinator's --token-file format (RunJob takes the "
+          "submit role, GetInfo any token); default: no tokens");
+ABSL_FLAG(bool, listen_insecure, false, "Worker service: allow --listen beyond loopback without --listen-token-file");
 ABSL_FLAG(std::string, name, "", "Worker name; default the host name");
 ABSL_FLAG(std::vector<std::string>, label, {}, "Labels k=v, repeatable or comma-separated (--label gpu=a,rack=3)");
 ABSL_FLAG(std::string, backend, "auto", "Backend: auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
@@ -190,12 +203,16 @@ int Fail(const absl::Status& s) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "measures kernels on this host's devices, for a caller (the Worker service) or a coordinator.\n"
-      "  kbench-worker [--listen 127.0.0.1:0] [--coordinator host:port] [--label k=v]... [--devices all|0,1]\n"
-      "One runner child per device (every visible GPU by default); one job at a time on each.");
+      "measures kernels on this host's devices, for a coordinator or, on a single node without one, for a caller.\n"
+      "  kbench-worker --coordinator host:port [--label k=v]... [--devices all|0,1]\n"
+      "  kbench-worker --listen 127.0.0.1:0 [--listen-token-file FILE] [--listen-tls-cert C --listen-tls-key K]\n"
+      "With --coordinator it leases jobs; with --listen it serves the Worker service (GetInfo, RunJob: a job sent\n"
+      "straight to this worker, through the same planner and runner as a leased one), off by default, under the\n"
+      "coordinator's TLS and token rules. One runner child per device (every visible GPU by default); one job at\n"
+      "a time on each.");
   // --help lists the flags of this file (absl's default looks for a file named after the binary).
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/main.cc"); };
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/agent/main.cc"); };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   usage.normalize_filename = [](absl::string_view file) {
     const size_t at = file.rfind("worker/");
@@ -230,6 +247,23 @@ int Main(int argc, char** argv) {
       .tls_key_path = absl::GetFlag(FLAGS_tls_key)};
   if (auto credentials = api::MakeChannelCredentials(coordinator_channel); !credentials.ok())
     return Fail(credentials.status());
+  // The Worker service's TLS and tokens, under the coordinator's rules (server/auth/): checked now,
+  // before any device is calibrated.
+  std::unique_ptr<server::auth::ServerSecurity> security;
+  if (!listen.empty()) {
+    absl::StatusOr<std::unique_ptr<server::auth::ServerSecurity>> made = server::auth::ServerSecurity::Make(
+        {.tls_cert_path = absl::GetFlag(FLAGS_listen_tls_cert),
+         .tls_key_path = absl::GetFlag(FLAGS_listen_tls_key),
+         .tls_client_ca_path = absl::GetFlag(FLAGS_listen_tls_client_ca),
+         .token_file = absl::GetFlag(FLAGS_listen_token_file),
+         .insecure = absl::GetFlag(FLAGS_listen_insecure),
+         .flag_prefix = "listen-"},
+        listen);
+    if (!made.ok()) return Fail(made.status());
+    security = std::move(*made);
+    if (!security->warning().empty()) std::cerr << "kbench-worker: " << security->warning() << "\n";
+    std::cerr << "kbench-worker: Worker service: " << security->Describe() << "\n";
+  }
   // The token is copied; no child (the runner runs job code) and no /proc/<pid>/environ reader gets it.
   ScrubOwnSecrets();
 
@@ -246,10 +280,10 @@ int Main(int argc, char** argv) {
   if (!listen.empty()) {
     int port = 0;
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+    builder.AddListeningPort(listen, security->credentials(), &port);
     builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
     builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
-    builder.RegisterService(&service);
+    builder.RegisterService(security->Guard(&service));
     // A request that does not parse (invalid UTF-8) is INVALID_ARGUMENT naming the field, as on the coordinator.
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(api::MakeParseErrorInterceptorFactory());

@@ -19,8 +19,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/registry.h"
-#include "kbench/v1/runner.pb.h"
-#include "worker/convert.h"
+#include "kbench/runner/runner.pb.h"
+#include "worker/runner/convert.h"
 #include "worker/cpu/cpu_backend.h"
 #include "worker/custom/runner_custom.h"
 #include "worker/isolation/framing.h"
@@ -56,7 +56,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend() {
   return absl::InvalidArgumentError(absl::StrCat("backend '", kind, "' is not built into this runner"));
 }
 
-v1::Result Measure(Backend& backend, RunnerKernels& libraries, const v1::RunnerRequest& req) {
+v1::Result Measure(Backend& backend, RunnerKernels& libraries, const runner::RunnerRequest& req) {
   // The runner's own kernel library, loaded through the plugin ABI like any job's plugin.
   absl::StatusOr<const kernels::plugin::LoadedPlugin*> own = libraries.Library("");
   if (!own.ok()) {
@@ -90,24 +90,24 @@ int Serve() {
   absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend();
   RunnerKernels libraries;
   while (true) {
-    v1::RunnerRequest req;
+    runner::RunnerRequest req;
     if (absl::Status s = ReadMessage(in, &req); !s.ok()) return absl::IsUnavailable(s) ? 0 : 1;
-    v1::RunnerResponse resp;
+    runner::RunnerResponse resp;
     if (!backend.ok()) {
       resp.set_error(std::string(backend.status().message()));
-    } else if (req.kind() == v1::RunnerRequest::DESCRIBE) {
+    } else if (req.kind() == runner::RunnerRequest::DESCRIBE) {
       libraries.Describe(**backend, req, &resp);  // With a plugin_path: that library's catalog too.
-    } else if (req.kind() == v1::RunnerRequest::CALIBRATE) {
+    } else if (req.kind() == runner::RunnerRequest::CALIBRATE) {
       auto cal = (*backend)->Calibrate();
       if (cal.ok()) *resp.mutable_calibration() = *cal;
       else resp.set_error(std::string(cal.status().message()));
-    } else if (req.kind() == v1::RunnerRequest::MEASURE && (!req.plugin_path().empty() || req.has_ab())) {
+    } else if (req.kind() == runner::RunnerRequest::MEASURE && (!req.plugin_path().empty() || req.has_ab())) {
       libraries.Measure(**backend, req, &resp);  // A job's plugin, or an A/B pair.
       resp.set_fatal((*backend)->context_lost());
-    } else if (req.kind() == v1::RunnerRequest::MEASURE && req.has_custom()) {
+    } else if (req.kind() == runner::RunnerRequest::MEASURE && req.has_custom()) {
       *resp.mutable_result() = MeasureCustomRequest(**backend, req);  // worker/custom/
       resp.set_fatal((*backend)->context_lost());
-    } else if (req.kind() == v1::RunnerRequest::MEASURE) {
+    } else if (req.kind() == runner::RunnerRequest::MEASURE) {
       *resp.mutable_result() = Measure(**backend, libraries, req);
       resp.set_fatal((*backend)->context_lost());
     } else {

@@ -1,4 +1,4 @@
-#include "worker/lease_reporter.h"
+#include "worker/agent/lease_reporter.h"
 
 #include <algorithm>
 

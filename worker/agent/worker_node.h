@@ -15,8 +15,8 @@
 #include "kbench/v1/worker.pb.h"
 #include "worker/backend.h"
 #include "worker/cancel.h"
-#include "worker/catalog.h"
-#include "worker/job_runner.h"
+#include "worker/plan/catalog.h"
+#include "worker/runner/job_runner.h"
 
 namespace kbench::worker {
 

@@ -1,4 +1,4 @@
-#include "worker/device_selection.h"
+#include "worker/agent/device_selection.h"
 
 #include <set>
 

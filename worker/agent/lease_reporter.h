@@ -14,7 +14,7 @@
 
 #include "grpcpp/grpcpp.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 namespace kbench::worker {
 

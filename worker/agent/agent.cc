@@ -1,13 +1,11 @@
-#include "worker/agent.h"
+#include "worker/agent/agent.h"
 
 #include <unistd.h>
 
 #include <filesystem>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "api/plugin_spec.h"
-#include "worker/lease_reporter.h"
+#include "worker/agent/lease_reporter.h"
 
 namespace kbench::worker {
 namespace {
@@ -38,12 +36,17 @@ Agent::Agent(AgentConfig config, WorkerNode& node)
       stub_(v1::Coordinator::NewStub(CoordinatorChannel(config_.coordinator))),
       plugin_cache_(PluginCacheDir(config_), config_.max_plugin_bytes),
       heartbeat_(config_.default_heartbeat) {
-  for (int i = 0; i < node_.device_count(); ++i)
-    plugin_jobs_.push_back(std::make_unique<PluginJobRunner>(
-        node_.catalog(), dynamic_cast<IsolatedBackend*>(&node_.backend(i)), &plugin_cache_,
-        [this](const std::string& sha, const std::function<absl::Status(absl::string_view)>& write) {
-          return FetchPlugin(sha, write);
-        }));
+  for (int i = 0; i < node_.device_count(); ++i) {
+    RunnerChannel* runner = node_.backend(i).runner_channel();
+    plugin_libraries_.push_back(
+        runner == nullptr
+            ? nullptr
+            : std::make_unique<RunnerPluginLibraries>(
+                  *runner, plugin_cache_,
+                  [this](const std::string& sha, const std::function<absl::Status(absl::string_view)>& write) {
+                    return FetchPlugin(sha, write);
+                  }));
+  }
 }
 
 absl::Status Agent::FetchPlugin(const std::string& sha256,
@@ -272,7 +275,6 @@ void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
     }
   } unregister{this, &device};
   JobRunner& runner = node_.runner(device.device_index());
-  PluginJobRunner& plugin_jobs = *plugin_jobs_.at(device.device_index());
 
   Backoff retry(config_.retry_initial, config_.retry_max);
   auto complete = [&](bool failed, const std::string& error) {
@@ -288,25 +290,11 @@ void Agent::RunLeased(const v1::LeaseJobResponse& leased, DeviceLease& device) {
   };
 
   const JobContext context{.job_id = job.job_id(), .worker_id = worker_id(), .attempt = job.attempts()};
-  // A plugin or A/B job is planned against the catalogs its runner reports; any other against ours.
-  std::optional<PluginJobPlan> plugin_plan;
-  std::optional<JobPlan> plan;
-  if (api::NeedsPluginPlanning(job.spec())) {
-    absl::StatusOr<PluginJobPlan> p = plugin_jobs.Plan(job.spec());
-    if (!p.ok()) return complete(true, p.status().ToString());
-    plugin_plan = std::move(*p);
-  } else {
-    absl::StatusOr<JobPlan> p = runner.Plan(job.spec());
-    if (!p.ok()) return complete(true, p.status().ToString());
-    plan = std::move(*p);
-  }
-  const int32_t total = plugin_plan ? plugin_plan->results_total : static_cast<int32_t>(plan->items.size());
-  LeaseReporter reporter(*stub_, [this](const auto& fn) { return Call(fn); }, leased, total, device);
-  const EventSink sink = [&](const v1::RunJobEvent& e) { reporter.OnEvent(e); };
-  if (plugin_plan)
-    plugin_jobs.Run(*plugin_plan, context, device.cancel(), sink);
-  else
-    runner.Run(*plan, context, device.cancel(), sink);
+  // The one planner (plan/planner.h), with the plugins this job may bring fetched from the coordinator.
+  absl::StatusOr<JobPlan> plan = runner.Plan(job.spec(), plugin_libraries_.at(device.device_index()).get());
+  if (!plan.ok()) return complete(true, plan.status().ToString());
+  LeaseReporter reporter(*stub_, [this](const auto& fn) { return Call(fn); }, leased, plan->results_total, device);
+  runner.Run(*plan, context, device.cancel(), [&](const v1::RunJobEvent& e) { reporter.OnEvent(e); });
   // A lost lease: the coordinator has given the job to another attempt. Stopping: abandoned, and
   // re-queued when the lease expires.
   while (!reporter.lease_lost() && !reporter.Flush()) {

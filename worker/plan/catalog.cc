@@ -1,8 +1,8 @@
-#include "worker/catalog.h"
+#include "worker/plan/catalog.h"
 
 #include <algorithm>
 
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 #include "worker/custom/contract.h"
 
 namespace kbench::worker {

@@ -1,10 +1,13 @@
-// The Worker gRPC service (worker.proto): a thin adapter over WorkerNode and its JobRunner.
+// The Worker gRPC service (worker.proto): a job sent straight to this worker, for a single node
+// without a coordinator (worker/README.md). A thin adapter over WorkerNode: the job goes through the
+// same planner and runner as a leased one (JobRunner::Plan, Run). kbench-worker serves it only with
+// --listen, behind the coordinator's TLS and token rules (server/auth/server_security.h).
 #pragma once
 
 #include <atomic>
 
 #include "kbench/v1/worker.grpc.pb.h"
-#include "worker/worker_node.h"
+#include "worker/agent/worker_node.h"
 
 namespace kbench::worker {
 

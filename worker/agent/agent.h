@@ -20,10 +20,10 @@
 
 #include "api/channel.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
-#include "worker/backoff.h"
+#include "worker/agent/backoff.h"
 #include "worker/plugin/plugin_cache.h"
-#include "worker/plugin/plugin_job.h"
-#include "worker/worker_node.h"
+#include "worker/plugin/plugin_libraries.h"
+#include "worker/agent/worker_node.h"
 
 namespace kbench::worker {
 
@@ -90,8 +90,9 @@ class Agent {
   WorkerNode& node_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
   PluginCache plugin_cache_;
-  // Plugin and A/B jobs (worker/plugin/plugin_job.h), one per device: each talks to its device's runner.
-  std::vector<std::unique_ptr<PluginJobRunner>> plugin_jobs_;
+  // Where a job's plugins come from (plugin/plugin_libraries.h), one per device: each asks its
+  // device's runner; null for a device without a runner child (--isolation none).
+  std::vector<std::unique_ptr<RunnerPluginLibraries>> plugin_libraries_;
 
   std::mutex register_mu_;  // One registration at a time (lease loop and heartbeat may both need it).
   mutable std::mutex mu_;

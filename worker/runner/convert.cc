@@ -1,4 +1,4 @@
-#include "worker/convert.h"
+#include "worker/runner/convert.h"
 
 namespace kbench::worker {
 

@@ -1,4 +1,4 @@
-#include "worker/worker_service.h"
+#include "worker/agent/worker_service.h"
 
 #include <chrono>
 

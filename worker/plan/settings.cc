@@ -1,4 +1,4 @@
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 #include <algorithm>
 
