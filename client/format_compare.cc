@@ -85,7 +85,7 @@ api::RunObservation RunOfSamples(std::span<const double> samples, double median_
 }
 
 // The runs of one result: each A/B block (Timing.block_sample_counts), else the result as one run.
-// Adds to *fewest the fewest samples of a run.
+// Lowers *fewest to the result's samples (all its blocks': a block may hold as few as 3).
 void AddRuns(const v1::Result& r, std::vector<api::RunObservation>* runs, size_t* fewest) {
   const auto& t = r.timing();
   const std::span<const double> all(t.samples_ns().data(), t.samples_ns().size());
@@ -96,9 +96,9 @@ void AddRuns(const v1::Result& r, std::vector<api::RunObservation>* runs, size_t
     for (int32_t n : t.block_sample_counts()) {
       if (n <= 0) continue;
       runs->push_back(RunOfSamples(all.subspan(at, static_cast<size_t>(n)), 0));
-      *fewest = std::min(*fewest, static_cast<size_t>(n));
       at += static_cast<size_t>(n);
     }
+    *fewest = std::min(*fewest, all.size());
     return;
   }
   api::RunObservation run = RunOfSamples(all, t.median_ns());

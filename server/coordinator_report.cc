@@ -161,6 +161,10 @@ absl::Status Coordinator::EnqueueConfirmations(const v1::Job& job, const std::ve
     } else {
       *spec.add_problems()->mutable_shape() = r.problem();
     }
+    // On the same GPU model and backend: a re-run elsewhere would be another series.
+    if (r.device().backend() != v1::BACKEND_UNSPECIFIED) spec.mutable_selector()->set_backend(r.device().backend());
+    if (!r.device().name().empty() && r.device().name().size() <= api::kMaxNameBytes)
+      spec.mutable_selector()->set_model(r.device().name());
     (*spec.mutable_labels())[kConfirmsLabel] = job.job_id();
     // The idempotency key makes a result reported twice enqueue one re-run.
     absl::StatusOr<SubmitOutcome> queued =

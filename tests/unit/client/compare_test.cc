@@ -195,6 +195,13 @@ TEST(AbBlocks, EachBlockIsARun) {
   EXPECT_STREQ(JudgePair(base, head, {}), "SLOWER");
   // Consistent blocks 10% slower: SLOWER.
   EXPECT_STREQ(JudgePair(base, Blocks({1100, 1098, 1102, 1100}, v1::AB_HEAD), {}), "SLOWER");
+  // Blocks of 3 samples (the least a block takes) are runs too: the side's 12 samples count.
+  std::vector<double> small;
+  for (double m : {1100.0, 1099.0, 1101.0, 1100.0})
+    for (double d : {-0.5, 0.0, 0.5}) small.push_back(m + d);
+  v1::Result three = MakeResult("k", 64, small);
+  for (int i = 0; i < 4; ++i) three.mutable_timing()->add_block_sample_counts(3);
+  EXPECT_STREQ(JudgePair(base, three, {}), "SLOWER");
   // Block counts that do not add up to the samples: the result is one run.
   v1::Result odd = Blocks({1000, 1100, 1000, 1100}, v1::AB_HEAD);
   odd.mutable_timing()->add_block_sample_counts(3);

@@ -548,6 +548,7 @@ class CoordinatorConfirmTest : public CoordinatorHistoryTest {
     EXPECT_EQ(spec.variants_size(), 1);
     EXPECT_EQ(spec.problems_size(), 1);
     EXPECT_EQ(spec.problems(0).preset(), "small");
+    EXPECT_EQ(spec.selector().model(), "NVIDIA H100");  // The series' GPU model: another would be another series.
     EXPECT_TRUE(coordinator_->ReportProgress(lease->lease_id, nullptr, {result}).ok());
     EXPECT_TRUE(coordinator_->CompleteJob(lease->lease_id, false, "").ok());
     clock_.AdvanceMs(1000);
