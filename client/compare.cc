@@ -54,22 +54,25 @@ const CommandSpec& CompareSpec() {
         {"threshold", "FRACTION",
          absl::StrCat("Least change of the median that counts (default ", api::VerdictRule{}.threshold, ": ",
                       api::VerdictRule{}.threshold * 100, "%)")},
-        {"alpha", "P", absl::StrCat("Significance level of the Mann-Whitney U test (default ", api::VerdictRule{}.alpha, ")")},
+        {"alpha", "P", absl::StrCat("Two-sided significance level over runs (default ", api::VerdictRule{}.alpha, ")")},
         {"format", "FORMAT", "Output: table, md (the PR comment), json or csv (default table)"},
     };
     for (auto& f : AbCompareFlags()) s.flags.push_back(f);
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);  // Accepted like everywhere; unused offline.
     s.details =
-        "Offline (--base, --head): results are paired by (op, variant, shape, dtype).\n"
+        "Offline (--base, --head): results are paired by (op, variant, shape, dtype); a key that appears several\n"
+        "times on a side (result files of repeated jobs concatenated) gives that side several runs.\n"
         "Online (--base-plugin, --head-plugin, --pair): both kernel libraries are uploaded (skipped when the\n"
         "coordinator has them; needs a token with the plugin role), and one A/B job measures base and head on one\n"
         "worker in alternating blocks; every op both have (or --op), every variant both have (or --pair).\n"
         "Either side left out is the workers' own suite. Progress on stderr, the report on stdout.\n"
-        "The report: Per pair: base and head medians, change, the p-value\n"
-        "of a two-sided Mann-Whitney U test on the raw samples, and a verdict: SLOWER or FASTER when the change\n"
-        "exceeds the threshold and p < alpha; SAME when |change| <= threshold; AMBIGUOUS when the noise does not\n" +
-        absl::StrCat("allow a verdict (not significant, or fewer than ", api::VerdictRule{}.min_samples,
-                     " samples on a side). Unpaired results are listed.\n") +
+        "The verdict (the coordinator's history uses the same rule): each run counts once, by its median (an A/B\n"
+        "block is a run). The change is the head runs' geometric mean over the base runs'; its p-value and\n"
+        "interval come from the run-to-run spread (measured from the runs when a side has several, else an\n"
+        "assumed 1%; never below 0.3% nor the runs' within-run error), shown as \"±run\". SLOWER or FASTER:\n"
+        "p < alpha and the change beyond the threshold; SAME: the change's 80% interval lies within the\n"
+        "threshold; AMBIGUOUS otherwise (too noisy, too few runs, or fewer than " +
+        absl::StrCat(api::VerdictRule{}.min_samples, " samples in a run).\n") +
         "Exit status: 0 ok; 1 some pair is SLOWER, or a head result is not OK where the base was OK;\n"
         "2 bad flags, unreadable files, or a side without results (nothing measured is never a pass).";
     s.examples = {

@@ -69,5 +69,7 @@ std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format);
 std::string FormatHistory(absl::string_view op, const v1::GetHistoryResponse& history, Format format);
 // The series (labelled as in FormatHistory) whose newest point is SLOWER than its baseline.
 std::vector<std::string> RegressedSeries(absl::string_view op, const v1::GetHistoryResponse& history);
+// Only the series whose newest point changed (SLOWER or FASTER), for `history --regressions`.
+v1::GetHistoryResponse OnlyChanged(const v1::GetHistoryResponse& history);
 
 }  // namespace kbench::client

@@ -1,15 +1,16 @@
-// `compare`'s report: results of two sets paired by (op, variant, shape, dtype), each pair's medians,
-// change, Mann-Whitney p-value on the raw samples and verdict, utilization and correctness; in text,
+// `compare`'s report: results of two sets paired by (op, variant, shape, dtype), each pair's runs
+// (offline: each result; A/B: each block) judged by the one rule of api/stats/verdict.h: medians,
+// change, p-value against the run-to-run spread, verdict, utilization and correctness; in text,
 // Markdown (the PR comment), CSV or JSON. See CompareResults in commands.h.
 #include <algorithm>
 #include <cmath>
-#include <deque>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/stats/mann_whitney.h"
 #include "api/stats/verdict.h"
 #include "api/names.h"
 #include "client/commands.h"
@@ -44,13 +45,15 @@ Verdict FromRule(api::ChangeVerdict v) {
 }
 
 struct Pair {
-  const v1::Result* base = nullptr;
-  const v1::Result* head = nullptr;
-  double base_median = 0, head_median = 0;
-  std::optional<double> change;  // (head - base) / base; none when the base median is 0.
+  const v1::Result* base = nullptr;  // The first base run (for its labels, check and utilization).
+  const v1::Result* head = nullptr;  // The first head run, or the first that is not OK.
+  double base_median = 0, head_median = 0;  // Geometric means of the sides' run medians.
+  int base_runs = 0, head_runs = 0;
+  std::optional<double> change;  // (head - base) / base; none when a side has no median.
   std::optional<double> p;       // None when either side has too few samples or is not OK.
+  std::optional<double> spread;  // Run-to-run spread the verdict allowed for.
   Verdict verdict = Verdict::kNone;
-  bool newly_bad = false;        // Base OK, head not OK.
+  bool newly_bad = false;        // Base OK, some head run not OK.
 };
 
 std::string Key(const v1::Result& r) {
@@ -61,11 +64,6 @@ std::string Key(const v1::Result& r) {
 std::string Label(const v1::Result& r) {
   return absl::StrCat(r.op(), " ", r.variant(), " ", api::ShapeLabel(r.problem()), " ",
                       api::DtypeName(r.problem().dtype()));
-}
-
-double MedianOf(const v1::Result& r) {
-  if (r.timing().median_ns() > 0) return r.timing().median_ns();
-  return api::Median(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()));
 }
 
 std::optional<double> Utilization(const v1::Result& r) {
@@ -79,24 +77,69 @@ std::string CheckName(const v1::Result& r) {
   return api::StatusName(r.status());
 }
 
-Pair Analyze(const v1::Result& base, const v1::Result& head, const CompareOptions& o) {
+api::RunObservation RunOfSamples(std::span<const double> samples, double median_ns) {
+  api::RunObservation run;
+  run.median_ns = median_ns > 0 ? median_ns : api::Median(std::vector<double>(samples.begin(), samples.end()));
+  run.within_rse = api::MedianRse(samples);
+  return run;
+}
+
+// The runs of one result: each A/B block (Timing.block_sample_counts), else the result as one run.
+// Lowers *fewest to the result's samples (all its blocks': a block may hold as few as 3).
+void AddRuns(const v1::Result& r, std::vector<api::RunObservation>* runs, size_t* fewest) {
+  const auto& t = r.timing();
+  const std::span<const double> all(t.samples_ns().data(), t.samples_ns().size());
+  int64_t total = 0;
+  for (int32_t n : t.block_sample_counts()) total += n > 0 ? n : 0;
+  if (t.block_sample_counts_size() > 1 && total == t.samples_ns_size()) {
+    size_t at = 0;
+    for (int32_t n : t.block_sample_counts()) {
+      if (n <= 0) continue;
+      runs->push_back(RunOfSamples(all.subspan(at, static_cast<size_t>(n)), 0));
+      at += static_cast<size_t>(n);
+    }
+    *fewest = std::min(*fewest, all.size());
+    return;
+  }
+  api::RunObservation run = RunOfSamples(all, t.median_ns());
+  if (t.median_relative_standard_error() > 0) run.within_rse = t.median_relative_standard_error();
+  runs->push_back(run);
+  *fewest = std::min(*fewest, all.size());
+}
+
+// One pair: every base run against every head run of the same key (offline: each result a run;
+// A/B: each block a run), by the one rule (api/stats/verdict.h).
+Pair Analyze(const std::vector<const v1::Result*>& bases, const std::vector<const v1::Result*>& heads,
+             const CompareOptions& o) {
   Pair p;
-  p.base = &base;
-  p.head = &head;
-  p.newly_bad = base.status() == v1::OK && head.status() != v1::OK;
-  if (base.status() != v1::OK || head.status() != v1::OK) return p;
-  p.base_median = MedianOf(base);
-  p.head_median = MedianOf(head);
-  if (p.base_median > 0) p.change = (p.head_median - p.base_median) / p.base_median;
-  const auto& bs = base.timing().samples_ns();
-  const auto& hs = head.timing().samples_ns();
+  p.base = bases.front();
+  p.head = heads.front();
+  const bool base_ok = std::any_of(bases.begin(), bases.end(), [](auto* r) { return r->status() == v1::OK; });
+  for (const v1::Result* h : heads)
+    if (h->status() != v1::OK) {
+      p.head = h;
+      break;
+    }
+  p.newly_bad = base_ok && p.head->status() != v1::OK;
+  for (const v1::Result* b : bases)
+    if (b->status() != v1::OK) p.base = b;
+  if (p.base->status() != v1::OK || p.head->status() != v1::OK) return p;
+  std::vector<api::RunObservation> base_runs, head_runs;
+  size_t fewest = SIZE_MAX;
+  for (const v1::Result* b : bases) AddRuns(*b, &base_runs, &fewest);
+  for (const v1::Result* h : heads) AddRuns(*h, &head_runs, &fewest);
+  const api::RunJudgment j = api::JudgeRuns(head_runs, base_runs, o);
+  p.base_runs = j.baseline_runs;
+  p.head_runs = j.current_runs;
+  p.base_median = j.baseline_center_ns;
+  p.head_median = j.current_runs > 0 && j.baseline_center_ns > 0 ? j.baseline_center_ns * (1 + j.change) : 0;
   p.verdict = Verdict::kAmbiguous;
-  if (!p.change || !api::EnoughSamples(bs.size(), hs.size(), o)) return p;
-  // z > 0: the head's samples tend to be larger (slower) than the base's.
-  const api::MannWhitney mw =
-      api::MannWhitneyU(std::span<const double>(hs.data(), hs.size()), std::span<const double>(bs.data(), bs.size()));
-  p.p = mw.p_two_sided;
-  p.verdict = FromRule(api::JudgeEffectFirst(*p.change, mw, o));
+  if (j.baseline_runs == 0 || j.current_runs == 0) return p;
+  p.change = j.change;
+  if (!api::EnoughSamples(fewest, fewest, o)) return p;
+  p.p = j.p_value;
+  p.spread = j.spread;
+  p.verdict = FromRule(j.verdict);
   return p;
 }
 
@@ -141,7 +184,7 @@ CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1:
 }  // namespace
 
 const char* JudgePair(const v1::Result& base, const v1::Result& head, const CompareOptions& options) {
-  return VerdictName(Analyze(base, head, options).verdict);
+  return VerdictName(Analyze({&base}, {&head}, options).verdict);
 }
 
 CompareReport CompareAbResults(const std::vector<v1::Result>& results, const CompareOptions& options, Format format) {
@@ -155,7 +198,7 @@ CompareReport CompareAbResults(const std::vector<v1::Result>& results, const Com
   std::vector<Pair> pairs;
   for (const auto& [n, sides] : by_pair) {
     if (sides.first && sides.second)
-      pairs.push_back(Analyze(*sides.first, *sides.second, options));
+      pairs.push_back(Analyze({sides.first}, {sides.second}, options));
     else if (sides.first)
       only_base.push_back(sides.first);
     else
@@ -166,26 +209,27 @@ CompareReport CompareAbResults(const std::vector<v1::Result>& results, const Com
 
 CompareReport CompareResults(const std::vector<v1::Result>& base, const std::vector<v1::Result>& head,
                              const CompareOptions& options, Format format) {
-  // Pair in order of appearance: the k-th result of a key in the base with the k-th in the head.
-  std::map<std::string, std::deque<const v1::Result*>> heads;
-  for (const auto& r : head) heads[Key(r)].push_back(&r);
+  // Pair by key: every base result of a key (each one run) against every head result of it.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::vector<const v1::Result*>, std::vector<const v1::Result*>>> by_key;
+  for (const auto& r : base) {
+    auto& sides = by_key[Key(r)];
+    if (sides.first.empty() && sides.second.empty()) order.push_back(Key(r));
+    sides.first.push_back(&r);
+  }
+  for (const auto& r : head) {
+    auto& sides = by_key[Key(r)];
+    if (sides.first.empty() && sides.second.empty()) order.push_back(Key(r));
+    sides.second.push_back(&r);
+  }
   std::vector<Pair> pairs;
   std::vector<const v1::Result*> only_base, only_head;
-  for (const auto& r : base) {
-    auto it = heads.find(Key(r));
-    if (it == heads.end() || it->second.empty()) {
-      only_base.push_back(&r);
-      continue;
-    }
-    pairs.push_back(Analyze(r, *it->second.front(), options));
-    it->second.pop_front();
-  }
-  for (const auto& r : head) {  // Those left over, in the head's order.
-    auto& q = heads[Key(r)];
-    if (!q.empty() && q.front() == &r) {
-      only_head.push_back(&r);
-      q.pop_front();
-    }
+  for (const std::string& key : order) {
+    const auto& [bases, heads] = by_key[key];
+    if (!bases.empty() && !heads.empty())
+      pairs.push_back(Analyze(bases, heads, options));
+    else
+      for (const v1::Result* r : bases.empty() ? heads : bases) (bases.empty() ? only_head : only_base).push_back(r);
   }
   return Render(pairs, only_base, only_head, options, format);
 }
@@ -233,6 +277,9 @@ CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1:
       o["head_median_ns"] = Num(p.head_median);
       o["change_fraction"] = NumOrNull(p.change);
       o["p_value"] = NumOrNull(p.p);
+      o["base_runs"] = Num(p.base_runs);
+      o["head_runs"] = Num(p.head_runs);
+      o["run_spread"] = NumOrNull(p.spread);
       o["verdict"] = Str(VerdictName(p.verdict));
       o["base_utilization"] = NumOrNull(Utilization(*p.base));
       o["head_utilization"] = NumOrNull(Utilization(*p.head));
@@ -250,14 +297,15 @@ CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1:
   }
 
   Table t;
-  t.header = {"op", "variant", "shape", "dtype", "base", "head", "change", "p", "verdict",
+  t.header = {"op", "variant", "shape", "dtype", "base", "head", "change", "p", "runs", "±run", "verdict",
               "util base", "util head", "check base", "check head"};
-  t.numeric = {false, false, false, false, true, true, true, true, false, true, true, false, false};
+  t.numeric = {false, false, false, false, true, true, true, true, true, true, false, true, true, false, false};
   for (const auto& p : pairs) {
     const bool timed = p.verdict != Verdict::kNone;
     t.AddRow({p.base->op(), VariantCell(p), api::ShapeLabel(p.base->problem()),
               api::DtypeName(p.base->problem().dtype()), timed ? FormatDuration(p.base_median) : "-",
               timed ? FormatDuration(p.head_median) : "-", PercentOr(p.change, true), PValue(p.p),
+              timed ? absl::StrCat(p.base_runs, "/", p.head_runs) : "-", PercentOr(p.spread, false),
               VerdictName(p.verdict), PercentOr(Utilization(*p.base), false), PercentOr(Utilization(*p.head), false),
               CheckName(*p.base), CheckName(*p.head)});
   }
@@ -271,7 +319,10 @@ CompareReport Render(const std::vector<Pair>& pairs, const std::vector<const v1:
   absl::StrAppend(&out, md ? "**" : "", summary, md ? "**" : "", "\n\n");
   if (!pairs.empty()) out += md ? RenderMarkdown(t) : RenderText(t);
   absl::StrAppend(&out, "\n", md ? "_" : "", "threshold ", FormatPercent(options.threshold), ", alpha ",
-                  FormatSig(options.alpha, 2), ", Mann-Whitney U on raw samples", md ? "_" : "", "\n");
+                  FormatSig(options.alpha, 2),
+                  "; one observation per run (its median; A/B: per block), judged against the run-to-run spread "
+                  "(±run)",
+                  md ? "_" : "", "\n");
   for (auto [name, rs] : {std::pair{"Only in base", &only_base}, std::pair{"Only in head", &only_head}}) {
     if (rs->empty()) continue;
     absl::StrAppend(&out, "\n", name, ":\n");

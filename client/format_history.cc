@@ -55,6 +55,12 @@ std::string PValueCell(const v1::HistoryPoint& p) {
   return p.p_value() < 1e-4 ? "<0.0001" : FormatSig(p.p_value(), 2);
 }
 
+// The series' run-to-run spread, beside its medians: "run-to-run ±0.8% over 20 runs".
+std::string RunSpreadText(const v1::HistoryPoint& p) {
+  if (p.series_baseline_runs() < 2) return "run-to-run spread unknown (fewer than 2 runs)";
+  return absl::StrCat("run-to-run ", FormatRse(p.series_run_spread()), " over ", p.series_baseline_runs(), " runs");
+}
+
 std::string SeriesHeader(absl::string_view op, const v1::GetHistoryResponse& history,
                          const std::vector<const v1::HistoryPoint*>& points, bool newest_series) {
   std::string s = SeriesLabel(op, *points.front());
@@ -63,18 +69,20 @@ std::string SeriesHeader(absl::string_view op, const v1::GetHistoryResponse& his
   const double baseline = newest_series && history.baseline_median_ns() > 0 ? history.baseline_median_ns()
                                                                              : points.front()->baseline_median_ns();
   if (baseline <= 0) return absl::StrCat(s, ": no baseline");
-  absl::StrAppend(&s, ": baseline median ", FormatDuration(baseline));
+  absl::StrAppend(&s, ": baseline ", FormatDuration(baseline));
   if (newest_series && history.baseline_results() > 0)
-    absl::StrAppend(&s, " (", history.baseline_results(), " main-branch results)");
+    absl::StrAppend(&s, " (", history.baseline_results(), " main-branch runs)");
+  absl::StrAppend(&s, ", ", RunSpreadText(*points.front()));
   return s;
 }
 
 Table HumanTable(const std::vector<const v1::HistoryPoint*>& points) {
   Table t;
-  t.header = {"job", "finished (UTC)", "median", "util", "verdict", "change", "p-value", "branch", "git sha"};
-  t.numeric = {false, false, true, true, false, true, true, false, false};
+  t.header = {"job", "finished (UTC)", "median", "±run", "util", "verdict", "change", "p-value", "branch", "git sha"};
+  t.numeric = {false, false, true, true, true, false, true, true, false, false};
   for (const auto* p : points) {
     t.AddRow({p->job_id(), IsoUtc(p->finished_unix_ms()), FormatDuration(p->median_ns()),
+              p->series_baseline_runs() >= 2 ? FormatRse(p->series_run_spread()) : "-",
               p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", v1::Verdict_Name(p->verdict()),
               ChangeCell(*p), PValueCell(*p), p->branch().empty() ? "-" : p->branch(),
               p->git_sha().empty() ? "-" : p->git_sha().substr(0, 12)});
@@ -86,13 +94,14 @@ Table CsvTable(absl::string_view op, const v1::GetHistoryResponse& history) {
   Table t;
   t.header = {"op",          "variant", "shape",           "dtype",   "gpu_model", "job_id", "finished_unix_ms",
               "median_ns",   "utilization", "verdict",     "change_fraction", "p_value", "branch", "git_sha",
-              "baseline_median_ns"};
+              "baseline_median_ns", "series_run_spread", "series_baseline_runs"};
   for (const auto& points : Series(history)) {
     for (const auto* p : points) {
       t.AddRow({std::string(op), p->variant(), p->shape(), api::DtypeName(p->dtype()), p->gpu_model(), p->job_id(),
                 absl::StrCat(p->finished_unix_ms()), FormatExact(p->median_ns()), FormatExact(p->utilization()),
                 v1::Verdict_Name(p->verdict()), FormatExact(p->change_fraction()), FormatExact(p->p_value()),
-                p->branch(), p->git_sha(), FormatExact(p->baseline_median_ns())});
+                p->branch(), p->git_sha(), FormatExact(p->baseline_median_ns()),
+                FormatExact(p->series_run_spread()), absl::StrCat(p->series_baseline_runs())});
     }
   }
   return t;
@@ -119,6 +128,21 @@ std::string FormatHistory(absl::string_view op, const v1::GetHistoryResponse& hi
     const std::string header = SeriesHeader(op, history, series[i], i == 0);
     out += format == Format::kMarkdown ? absl::StrCat("**", header, "**\n\n") : header + "\n";
     out += Render(HumanTable(series[i]), format);
+  }
+  return out;
+}
+
+v1::GetHistoryResponse OnlyChanged(const v1::GetHistoryResponse& history) {
+  v1::GetHistoryResponse out;
+  const auto series = Series(history);
+  for (size_t i = 0; i < series.size(); ++i) {
+    const v1::Verdict newest = series[i].front()->verdict();
+    if (newest != v1::SLOWER && newest != v1::FASTER) continue;
+    for (const auto* p : series[i]) *out.add_points() = *p;
+    if (i == 0) {
+      out.set_baseline_median_ns(history.baseline_median_ns());
+      out.set_baseline_results(history.baseline_results());
+    }
   }
   return out;
 }

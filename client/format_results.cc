@@ -55,7 +55,7 @@ std::string DeviceHeader(const std::vector<const v1::Result*>& group) {
 
 Table HumanTable(const std::vector<const v1::Result*>& results, bool with_samples) {
   Table t;
-  t.header = {"op",      "variant", "problem", "dtype", "status", "median", "±RSE",   "GB/s",
+  t.header = {"op",      "variant", "problem", "dtype", "status", "median", "±RSE within-run", "GB/s",
               "GFLOP/s", "%BW",     "%FLOP",   "util",  "class",  "check",  "samples"};
   t.numeric = {false, false, false, false, false, true, true, true, true, true, true, true, false, false, true};
   if (with_samples) {

@@ -19,20 +19,27 @@ const CommandSpec& HistorySpec() {
         {"shape", "LABEL", "Only this shape, dims joined by x, e.g. 8192x4096 (default: every shape)"},
         {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
         {"limit", "N", "Points to return over all series, newest first (default 100, at most 1000)"},
+        {"regressions", "", "List only the series whose newest point changed (SLOWER or FASTER)"},
         FormatFlagSpec(),
     };
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details =
         "A series is (op, variant, shape, dtype, GPU model); each table is one series under a line with its\n"
-        "baseline median (the main branch's recent results). Per point: job, finish time (UTC), median,\n"
+        "baseline (the geometric mean of the main branch's recent run medians) and its run-to-run spread (the\n"
+        "relative sd of those run medians: what one run may differ from the next; a result's ±RSE is only the\n"
+        "within-run error). Per point: job, finish time (UTC), median, the series' run-to-run spread (±run),\n"
         "roofline utilization, verdict (SAME, SLOWER, FASTER, AMBIGUOUS, NO_BASELINE), change of the median\n"
-        "against the baseline, Mann-Whitney p-value, branch and git sha.\n"
+        "against the baseline, p-value of that change against the run-to-run spread, branch and git sha.\n"
+        "The verdict (the same rule as `compare`): SLOWER/FASTER when significant and beyond the threshold,\n"
+        "SAME when the change's interval lies within the threshold, AMBIGUOUS otherwise.\n"
+        "--regressions lists only the series whose newest point is SLOWER or FASTER.\n"
         "Exit status: 0 ok; 1 the newest point of some series is SLOWER (a regression: CI can gate on it;\n"
         "the series are named on stderr), or the service failed; 2 bad flags or invalid request.";
     s.examples = {
         "kbench-client history --op rmsnorm",
         "kbench-client history --op rmsnorm --variant v5_tma --gpu H100 --shape 8192x4096 --dtype bf16",
         "kbench-client history --op softmax --limit 20 --format md",
+        "kbench-client history --op rmsnorm --gpu H200 --regressions",
     };
     return s;
   }();
@@ -68,8 +75,11 @@ int RunHistory(const std::vector<std::string>& argv, const ConnectionFlags& glob
   auto ctx = conn->Context();
   if (auto s = api::FromGrpc(conn->stub->GetHistory(ctx.get(), req, &resp)); !s.ok())
     return CallError(io, "history", s, conn->options.address);
+  const bool matched = !resp.points().empty();
+  if (args.Has("regressions")) resp = OnlyChanged(resp);
   io.out << FormatHistory(req.op(), resp, *format);
-  if (resp.points().empty()) io.err << kProgram << ": history: no results match\n";
+  if (!matched) io.err << kProgram << ": history: no results match\n";
+  else if (resp.points().empty()) io.err << kProgram << ": history: no series changed\n";
   const std::vector<std::string> regressed = RegressedSeries(req.op(), resp);
   for (const auto& series : regressed) io.err << kProgram << ": history: regression: " << series << "\n";
   return regressed.empty() ? kExitOk : kExitFailure;

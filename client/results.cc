@@ -35,7 +35,8 @@ const CommandSpec& ResultsSpec() {
     };
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details =
-        "Table columns: median time, ±RSE (relative standard error of the median), achieved GB/s and GFLOP/s,\n"
+        "Table columns: median time, ±RSE within-run (relative standard error of the median over this run's samples;\n"
+        "runs differ by more: `history` shows a series' run-to-run spread), achieved GB/s and GFLOP/s,\n"
         "%BW and %FLOP of the calibrated ceilings, util (roofline floor / median), bound class, correctness\n"
         "check and sample count; one table per device. csv has raw numbers (ns, bytes/s); json is an array\n"
         "of kbench.v1.Result messages with proto field names.\n"

@@ -17,6 +17,10 @@ absl::Status CheckTiming(const std::string& f, const v1::Timing& t) {
   for (int i = 0; i < t.samples_ns_size(); ++i)
     if (!(std::isfinite(t.samples_ns(i)) && t.samples_ns(i) >= 0))
       return Invalid(At(f + ".samples_ns", i), absl::StrCat("must be a finite time >= 0, got ", t.samples_ns(i)));
+  // Block sizes split the samples into the A/B verdict's runs: at most one block per sample.
+  KBENCH_RETURN_IF_ERROR(CheckCount(f + ".block_sample_counts", t.block_sample_counts_size(), kMaxSamples));
+  for (int i = 0; i < t.block_sample_counts_size(); ++i)
+    KBENCH_RETURN_IF_ERROR(CheckRange(At(f + ".block_sample_counts", i), t.block_sample_counts(i), 0, kMaxSamples));
   KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".median_ns", t.median_ns(), 0, 1e18));
   KBENCH_RETURN_IF_ERROR(CheckRange(f + ".count", t.count(), 0, kMaxSamples));
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".stop_reason", t.stop_reason(), v1::StopReason_IsValid));

@@ -24,6 +24,12 @@ size_t EntryBytes(const BaselineCache::Entry& e) {
   return bytes;
 }
 
+std::vector<api::RunObservation> RunsOf(const BaselineCache::Entry& e) {
+  std::vector<api::RunObservation> out;
+  for (const auto& run : e.runs) out.push_back(api::RunObservation{run->median_ns, run->within_rse});
+  return out;
+}
+
 // previous's pool without its runs that rows no longer list, with the runs that rows added merged in;
 // null when that would cost more than merging every run afresh, or when the runs are not all plain
 // (then only a fresh merge is sure to give PoolBaseline's vector exactly).
@@ -64,7 +70,8 @@ std::shared_ptr<const PooledBaseline> UpdatedPool(const BaselineCache::Entry& pr
     std::merge(pool.begin(), pool.end(), run->samples_ns.begin(), run->samples_ns.end(), merged.begin());
     pool.swap(merged);
   }
-  return std::make_shared<const PooledBaseline>(PooledBaseline{static_cast<int>(next.runs.size()), std::move(pool)});
+  return std::make_shared<const PooledBaseline>(
+      PooledBaseline{static_cast<int>(next.runs.size()), RunsOf(next), std::move(pool)});
 }
 
 }  // namespace
@@ -101,6 +108,9 @@ std::shared_ptr<const PooledBaseline> BaselineCache::Pool(const SeriesKey& serie
     if (run == nullptr) {
       auto fresh = std::make_shared<Run>();
       fresh->plain = IsPlain(row.samples_ns);
+      const api::RunObservation obs = RunOf(row.samples_ns, row.median_ns);
+      fresh->median_ns = obs.median_ns;
+      fresh->within_rse = obs.within_rse;
       fresh->samples_ns = std::move(row.samples_ns);
       run = std::move(fresh);
       ++read;
@@ -119,7 +129,9 @@ std::shared_ptr<const PooledBaseline> BaselineCache::Pool(const SeriesKey& serie
     std::vector<std::span<const double>> spans;
     spans.reserve(next->runs.size());
     for (const auto& run : next->runs) spans.emplace_back(run->samples_ns);
-    next->pooled = std::make_shared<const PooledBaseline>(PoolBaseline(spans));
+    PooledBaseline fresh = PoolBaseline(spans);
+    fresh.runs = RunsOf(*next);  // The stored medians, which the samples' medians may not equal.
+    next->pooled = std::make_shared<const PooledBaseline>(std::move(fresh));
   }
   next->bytes = EntryBytes(*next);
   std::shared_ptr<const PooledBaseline> pooled = next->pooled;

@@ -1,5 +1,6 @@
 // The coordinator's cache of series baselines, so that judging a result does not read, unpack and
-// merge the same ten baselines' samples on every report.
+// merge the same baselines' samples on every report. The verdict itself needs only each run's median
+// and within-run RSE (PooledBaseline::runs); the pooled samples are kept for the record.
 //
 // The store stays the authority on which results form a baseline: every judgment still asks it
 // (Store::BaselineResults, one indexed query) for the baseline's rows. The cache only supplies the
@@ -48,6 +49,8 @@ class BaselineCache {
   struct Run {
     std::vector<double> samples_ns;
     bool plain = false;  // Sorted, every sample finite and non-zero: may be pooled incrementally.
+    double median_ns = 0;  // The run's observation for the verdict: its stored median (else the samples').
+    double within_rse = 0;
   };
 
   // A series' cached baseline: the rows of its last lookup, their runs and their pool. Immutable once

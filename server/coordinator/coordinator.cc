@@ -4,6 +4,7 @@
 #include "server/coordinator/coordinator.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "api/names.h"
 #include "api/plugin_spec.h"
 #include "api/quote.h"
+#include "api/stats/verdict.h"
 #include "api/validate.h"
 #include "server/coordinator/catalog.h"
 #include "server/coordinator/coordinator_budget.h"
@@ -302,11 +304,24 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   HistoryOutcome out;
   out.points = *std::move(rows);
   if (out.points.empty()) return out;
-  absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(out.points.front().series, "");
-  if (!baseline.ok()) return baseline.status();
-  const RegressionAnalysis a = AnalyzeAgainstPooled({}, 0, **baseline, config_.regression);
-  out.baseline_median_ns = a.baseline_median_ns;
-  out.baseline_results = a.baseline_results;
+  // Each series' current baseline: its center (the newest series') and its run-to-run spread (all).
+  std::map<SeriesKey, std::pair<double, int>> spreads;
+  for (size_t i = 0; i < out.points.size(); ++i) {
+    HistoryRow& row = out.points[i];
+    auto it = spreads.find(row.series);
+    if (it == spreads.end()) {
+      absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(row.series, "");
+      if (!baseline.ok()) return baseline.status();
+      const api::RunJudgment j = api::JudgeRuns({}, (*baseline)->runs, config_.regression);
+      it = spreads.emplace(row.series, std::pair{api::RunSpread((*baseline)->runs), j.baseline_runs}).first;
+      if (i == 0) {
+        out.baseline_median_ns = j.baseline_center_ns;
+        out.baseline_results = (*baseline)->results;
+      }
+    }
+    row.series_run_spread = it->second.first;
+    row.series_baseline_runs = it->second.second;
+  }
   return out;
 }
 
@@ -384,13 +399,29 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
   return LeaseOutcome{true, std::move(l.job), std::move(l.lease_id), l.expires_unix_ms};
 }
 
+absl::StatusOr<PooledBaseline> Coordinator::Reference(const SeriesKey& series, absl::string_view exclude_job_id,
+                                                      absl::string_view also_exclude) {
+  PooledBaseline out;
+  if (config_.regression.reference_results <= 0) return out;
+  absl::StatusOr<std::vector<BaselineResult>> rows = store_->ReferenceResults(
+      series, config_.baseline_branch, config_.regression.reference_results, exclude_job_id);
+  if (!rows.ok()) return rows.status();
+  for (const BaselineResult& row : *rows)
+    if (also_exclude.empty() || row.job_id != also_exclude) out.runs.push_back(api::RunObservation{row.median_ns, 0});
+  out.results = static_cast<int>(out.runs.size());
+  return out;
+}
+
 absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(const SeriesKey& series,
-                                                                            absl::string_view exclude_job_id) {
+                                                                            absl::string_view exclude_job_id,
+                                                                            absl::string_view also_exclude) {
   const std::shared_ptr<const BaselineCache::Entry> previous = baselines_.Find(series);
   absl::StatusOr<std::vector<BaselineResult>> rows =
       store_->BaselineResults(series, config_.baseline_branch, config_.regression.baseline_results, exclude_job_id,
                               BaselineCache::Have(previous));
   if (!rows.ok()) return rows.status();
+  if (!also_exclude.empty())
+    std::erase_if(*rows, [&](const BaselineResult& row) { return row.job_id == also_exclude; });
   return baselines_.Pool(series, *std::move(rows), previous);
 }
 

@@ -29,6 +29,9 @@
 
 namespace kbench::server {
 
+// The label of a confirming re-run: the id of the job whose SLOWER result it confirms.
+inline constexpr char kConfirmsLabel[] = "confirms";
+
 struct CoordinatorConfig {
   std::chrono::milliseconds lease_ttl{30'000};          // A lease lives this long past its last report.
   int max_attempts = 3;                                  // Leases granted before an expiring job FAILS.
@@ -38,6 +41,9 @@ struct CoordinatorConfig {
   std::string baseline_branch = "main";                  // The "branch" label whose history is the baseline.
   double health_margin = 0.10;                           // A device this far below its model's median is unhealthy.
   size_t baseline_cache_bytes = size_t{64} << 20;        // Series baselines kept in memory; 0: none.
+  // A SLOWER result is confirmed by one automatic re-run (a job labelled confirms=<job id>) before
+  // its series' gauge reads it; false: the first SLOWER moves the gauge.
+  bool confirm_regressions = true;
   // How long Submit may validate against the workers as last read (fleet_cache.h); 0: always read.
   std::chrono::milliseconds fleet_cache_max_age{1'000};
   // LeaseJob requeues expired leases first, but at most this often (by the coordinator's clock): an
@@ -137,12 +143,24 @@ class Coordinator {
  private:
   // The registration of the worker holding job's lease; nullopt when it is no longer registered.
   absl::StatusOr<std::optional<WorkerRecord>> LeasingWorker(const v1::Job& job);
-  // One verdict per result, against the baseline of each result's series.
-  absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, const std::vector<v1::Result>& results);
+  // One verdict per result, against the baseline of each result's series. A result of a confirming
+  // re-run is judged together with the result it confirms; indexes of results whose SLOWER waits for
+  // a re-run go to *to_confirm (their series gauge does not move).
+  absl::StatusOr<std::vector<ResultVerdict>> JudgeResults(const v1::Job& job, const std::vector<v1::Result>& results,
+                                                          std::vector<size_t>* to_confirm);
+  // Enqueues one re-run of each result's problem and variant (at most once per job and result).
+  absl::Status EnqueueConfirmations(const v1::Job& job, const std::vector<v1::Result>& results,
+                                    const std::vector<size_t>& to_confirm);
   // The series' baseline pooled, leaving out the results of exclude_job_id: the store lists its rows,
   // baselines_ supplies the samples it holds.
+  // The series' pinned reference (its oldest main-branch runs), leaving out both jobs; empty when
+  // config.regression.reference_results is 0.
+  absl::StatusOr<PooledBaseline> Reference(const SeriesKey& series, absl::string_view exclude_job_id,
+                                           absl::string_view also_exclude);
+  // also_exclude: a second job left out (the job a re-run confirms).
   absl::StatusOr<std::shared_ptr<const PooledBaseline>> Baseline(const SeriesKey& series,
-                                                                 absl::string_view exclude_job_id);
+                                                                 absl::string_view exclude_job_id,
+                                                                 absl::string_view also_exclude = "");
   // Submit's checks of an ordinary job against the catalog (resolving its problems in place), and of
   // a plugin or A/B job (its plugins stored; with the workers' own suite on both sides, its op and pairs).
   absl::Status ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog, const std::vector<const v1::WorkerInfo*>& all,

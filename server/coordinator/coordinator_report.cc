@@ -2,8 +2,11 @@
 // judged against each result's baseline, then stored in one write. See coordinator.h.
 #include <algorithm>
 #include <optional>
+#include <span>
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "api/bounds.h"
 #include "api/limits.h"
 #include "api/message_bounds.h"
@@ -77,11 +80,13 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
     }
   }
   const std::vector<v1::Result>& stored = copied.empty() ? results : copied;
-  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, stored);
+  std::vector<size_t> to_confirm;
+  absl::StatusOr<std::vector<ResultVerdict>> verdicts = JudgeResults(*job, stored, &to_confirm);
   if (!verdicts.ok()) return verdicts.status();
   absl::StatusOr<ReportOutcome> report =
       store_->AppendResults(lease_id, now, config_.lease_ttl.count(), progress, stored, *verdicts);
   if (!report.ok()) return report.status();
+  if (absl::Status s = EnqueueConfirmations(*job, stored, to_confirm); !s.ok()) return s;
   if (observer_ != nullptr)
     for (const v1::Result& r : results)
       if (std::find(report->added.begin(), report->added.end(), r.index()) != report->added.end())
@@ -97,23 +102,76 @@ absl::StatusOr<std::optional<WorkerRecord>> Coordinator::LeasingWorker(const v1:
 }
 
 absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,
-                                                                      const std::vector<v1::Result>& results) {
+                                                                      const std::vector<v1::Result>& results,
+                                                                      std::vector<size_t>* to_confirm) {
   const bool on_baseline_branch = LabelOf(job.spec(), "branch") == config_.baseline_branch;
+  // A confirming re-run: the results of the job it confirms, to pair by series.
+  const std::string confirms = LabelOf(job.spec(), kConfirmsLabel);
+  std::vector<v1::Result> originals;
+  if (!confirms.empty()) {
+    absl::StatusOr<std::vector<v1::Result>> got = store_->GetResults(confirms, /*include_samples=*/false);
+    if (got.ok()) originals = *std::move(got);
+    else if (!absl::IsNotFound(got.status())) return got.status();
+  }
   std::vector<ResultVerdict> verdicts(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
     const v1::Result& r = results[i];
     // A plugin's variant is not the series of the suite's variant of that name: no verdict against it.
     if (r.status() != v1::OK || !r.plugin_sha256().empty()) continue;
-    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(SeriesOf(r), job.job_id());
+    const SeriesKey series = SeriesOf(r);
+    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(series, job.job_id(), confirms);
     if (!baseline.ok()) return baseline.status();
-    const RegressionAnalysis a =
-        AnalyzeAgainstPooled(std::vector<double>(r.timing().samples_ns().begin(), r.timing().samples_ns().end()),
-                             r.timing().median_ns(), **baseline, config_.regression);
+    absl::StatusOr<PooledBaseline> reference = Reference(series, job.job_id(), confirms);
+    if (!reference.ok()) return reference.status();
+    const api::RunObservation run = RunOf(r);
+    const int samples = r.timing().samples_ns().empty() ? -1 : r.timing().samples_ns_size();
+    RegressionAnalysis a = AnalyzeRuns(std::span<const api::RunObservation>(&run, 1), samples, **baseline,
+                                       &*reference, config_.regression);
     // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
-    verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns,
-                                on_baseline_branch && !r.problem().preset().empty()};
+    bool tracked = on_baseline_branch && !r.problem().preset().empty();
+    const auto original = std::find_if(originals.begin(), originals.end(), [&](const v1::Result& o) {
+      return o.status() == v1::OK && SeriesOf(o) == series;
+    });
+    if (original != originals.end()) {
+      // The re-run's verdict is the confirmation: both runs together against the baseline.
+      a = ConfirmRuns(RunOf(*original), run, samples, **baseline, &*reference, config_.regression);
+    } else if (confirms.empty() && config_.confirm_regressions && NeedsConfirmation(a, config_.regression)) {
+      to_confirm->push_back(i);
+      tracked = false;  // The gauge (and its alert) waits for the re-run.
+    }
+    verdicts[i] = ResultVerdict{a.verdict, a.change_fraction, a.p_value, a.baseline_median_ns, tracked};
   }
   return verdicts;
+}
+
+absl::Status Coordinator::EnqueueConfirmations(const v1::Job& job, const std::vector<v1::Result>& results,
+                                               const std::vector<size_t>& to_confirm) {
+  for (size_t i : to_confirm) {
+    const v1::Result& r = results[i];
+    v1::JobSpec spec = job.spec();
+    spec.clear_variants();
+    spec.add_variants(r.variant());
+    spec.clear_problems();
+    spec.clear_dtypes();
+    // The preset when the result came from one (so that the re-run is tracked like the original),
+    // else the very shape.
+    if (!r.problem().preset().empty()) {
+      spec.add_problems()->set_preset(r.problem().preset());
+      spec.add_dtypes(r.problem().dtype());
+    } else {
+      *spec.add_problems()->mutable_shape() = r.problem();
+    }
+    // On the same GPU model and backend: a re-run elsewhere would be another series.
+    if (r.device().backend() != v1::BACKEND_UNSPECIFIED) spec.mutable_selector()->set_backend(r.device().backend());
+    if (!r.device().name().empty() && r.device().name().size() <= api::kMaxNameBytes)
+      spec.mutable_selector()->set_model(r.device().name());
+    (*spec.mutable_labels())[kConfirmsLabel] = job.job_id();
+    // The idempotency key makes a result reported twice enqueue one re-run.
+    absl::StatusOr<SubmitOutcome> queued =
+        InsertQueued(std::move(spec), absl::StrCat("confirm:", job.job_id(), ":", r.index()));
+    if (!queued.ok()) return queued.status();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace kbench::server

@@ -1,4 +1,4 @@
-// A result against its pooled baseline; the test and the rule are api/stats (mann_whitney.h, verdict.h).
+// A result's run against its baseline's runs; the rule is api/stats/verdict.h.
 #include "server/coordinator/regression.h"
 
 #include <algorithm>
@@ -7,7 +7,6 @@
 #include <span>
 #include <utility>
 
-#include "api/stats/mann_whitney.h"
 #include "api/stats/verdict.h"
 
 namespace kbench::server {
@@ -42,33 +41,80 @@ std::vector<double> MergeRuns(const std::vector<std::span<const double>>& runs) 
 
 }  // namespace
 
-PooledBaseline PoolBaseline(const std::vector<std::span<const double>>& runs) {
-  return PooledBaseline{static_cast<int>(runs.size()), MergeRuns(runs)};
+api::RunObservation RunOf(std::span<const double> samples, double median_ns) {
+  api::RunObservation run;
+  run.median_ns = median_ns > 0 ? median_ns : api::Median(std::vector<double>(samples.begin(), samples.end()));
+  run.within_rse = api::MedianRse(samples);
+  return run;
 }
 
-RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double current_median_ns,
-                                        const PooledBaseline& baseline, const RegressionConfig& config) {
+api::RunObservation RunOf(const v1::Result& result) {
+  const auto& t = result.timing();
+  api::RunObservation run = RunOf(std::span<const double>(t.samples_ns().data(), t.samples_ns().size()), t.median_ns());
+  if (t.median_relative_standard_error() > 0) run.within_rse = t.median_relative_standard_error();
+  return run;
+}
+
+PooledBaseline PoolBaseline(const std::vector<std::span<const double>>& runs) {
+  PooledBaseline out{static_cast<int>(runs.size()), {}, MergeRuns(runs)};
+  for (const auto& run : runs) out.runs.push_back(RunOf(run, 0));
+  return out;
+}
+
+RegressionAnalysis AnalyzeRuns(std::span<const api::RunObservation> current, int current_samples,
+                               const PooledBaseline& baseline, const PooledBaseline* reference,
+                               const RegressionConfig& config) {
   RegressionAnalysis out;
   if (baseline.results == 0) return out;  // NO_BASELINE.
   out.baseline_results = baseline.results;
-  const std::vector<double>& pooled = baseline.samples_ns;
-  std::sort(current.begin(), current.end());
-  out.baseline_samples = static_cast<int>(pooled.size());
-  out.baseline_median_ns = api::SortedMedian(pooled);
-  const double median = current.empty() ? current_median_ns : api::SortedMedian(current);
-  if (out.baseline_median_ns > 0 && median > 0) out.change_fraction = median / out.baseline_median_ns - 1;
-  if (!api::EnoughSamples(current.size(), pooled.size(), config) || out.baseline_median_ns <= 0) {
+  out.baseline_samples = static_cast<int>(baseline.samples_ns.size());
+  api::RunJudgment j = api::JudgeRuns(current, baseline.runs, config);
+  out.baseline_median_ns = j.baseline_center_ns;
+  if (j.baseline_runs == 0 || j.current_runs == 0 ||
+      (current_samples >= 0 && current_samples < config.min_samples)) {
     out.verdict = v1::AMBIGUOUS;
+    out.change_fraction = j.current_runs > 0 ? j.change : 0;
     return out;
   }
-  out.p_value = api::MannWhitneyUSorted(current, pooled).p_two_sided;
-  switch (api::JudgeSignificanceFirst(out.change_fraction, out.p_value, config)) {
+  if (reference != nullptr && reference->results > 0) {
+    // A second test of the same run: alpha split between the two (Bonferroni).
+    api::VerdictRule strict = config;
+    strict.alpha = config.alpha / 2;
+    j = api::WithReference(j, api::JudgeRuns(current, reference->runs, strict), &out.against_reference);
+  }
+  out.change_fraction = j.change;
+  out.p_value = j.p_value;
+  out.run_spread = j.spread;
+  out.measured_spread = j.measured_spread;
+  out.change_low = j.low;
+  out.change_high = j.high;
+  if (out.against_reference) out.baseline_median_ns = j.baseline_center_ns;
+  switch (j.verdict) {
     case api::ChangeVerdict::kSame: out.verdict = v1::SAME; break;
     case api::ChangeVerdict::kSlower: out.verdict = v1::SLOWER; break;
     case api::ChangeVerdict::kFaster: out.verdict = v1::FASTER; break;
     case api::ChangeVerdict::kAmbiguous: out.verdict = v1::AMBIGUOUS; break;
   }
   return out;
+}
+
+bool NeedsConfirmation(const RegressionAnalysis& first, const RegressionConfig& config) {
+  return first.verdict == v1::SLOWER || (first.verdict == v1::AMBIGUOUS && first.change_fraction > config.threshold &&
+                                         first.p_value < 1);
+}
+
+RegressionAnalysis ConfirmRuns(const api::RunObservation& first, const api::RunObservation& rerun, int samples,
+                               const PooledBaseline& baseline, const PooledBaseline* reference,
+                               const RegressionConfig& config) {
+  const api::RunObservation both[] = {first, rerun};
+  return AnalyzeRuns(both, samples, baseline, reference, config);
+}
+
+RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double current_median_ns,
+                                        const PooledBaseline& baseline, const RegressionConfig& config) {
+  const api::RunObservation run = RunOf(current, current_median_ns);
+  return AnalyzeRuns(std::span<const api::RunObservation>(&run, 1),
+                     current.empty() ? -1 : static_cast<int>(current.size()), baseline, nullptr, config);
 }
 
 RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current_median_ns,

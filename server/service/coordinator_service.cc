@@ -121,6 +121,8 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
       p->set_dtype(row.series.dtype);
       p->set_gpu_model(row.series.gpu_model);
       p->set_baseline_median_ns(row.verdict.baseline_median_ns);
+      p->set_series_run_spread(row.series_run_spread);
+      p->set_series_baseline_runs(row.series_baseline_runs);
     }
     resp->set_baseline_median_ns(r->baseline_median_ns);
     resp->set_baseline_results(r->baseline_results);

@@ -58,10 +58,14 @@ ABSL_FLAG(int32_t, max_attempts, 3, "Leases a job may be granted before an expir
 ABSL_FLAG(int64_t, worker_lost_after_ms, 15000, "A worker without a heartbeat for this long is shown as lost");
 ABSL_FLAG(int64_t, heartbeat_interval_ms, 2000, "How often workers are told to heartbeat");
 ABSL_FLAG(double, regression_threshold, kbench::api::VerdictRule{}.threshold,
-          "A result slower than its baseline's median by more than this fraction (and significantly) is SLOWER");
+          "A result slower than its baseline by more than this fraction (and significantly) is SLOWER; SAME needs "
+          "the change's interval within it (server/README.md, Verdicts)");
 ABSL_FLAG(double, regression_alpha, kbench::api::VerdictRule{}.alpha,
-          "Significance level of the Mann-Whitney U test of a result vs its baseline");
-ABSL_FLAG(int32_t, baseline_results, 10, "Latest OK main-branch results of a series pooled into its baseline");
+          "Two-sided significance level of a run's median against the baseline's run medians");
+ABSL_FLAG(int32_t, baseline_results, kbench::server::RegressionConfig{}.baseline_results,
+          "Latest OK main-branch results of a series whose run medians form its baseline");
+ABSL_FLAG(bool, confirm_regressions, true,
+          "Confirm a SLOWER by one automatic re-run before the series gauge (and its alert) reads it");
 ABSL_FLAG(std::string, baseline_branch, "main", "Value of the job label 'branch' whose history is the baseline");
 ABSL_FLAG(int64_t, baseline_cache_mb, 64,
           "Memory for series baselines kept between verdicts, in MiB (the database still decides which results "
@@ -83,7 +87,7 @@ const std::vector<std::string>& OwnFlags() {
   static const auto* names = new std::vector<std::string>{
       "listen", "db", "db_pool_size", "sqlite_synchronous", "metrics_listen", "lease_ttl_ms", "max_attempts",
       "worker_lost_after_ms", "heartbeat_interval_ms", "regression_threshold", "regression_alpha",
-      "baseline_results", "baseline_branch", "baseline_cache_mb", "health_margin", "plugin_dir", "max_plugin_bytes"};
+      "baseline_results", "confirm_regressions", "baseline_branch", "baseline_cache_mb", "health_margin", "plugin_dir", "max_plugin_bytes"};
   return *names;
 }
 
@@ -121,6 +125,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.coordinator.regression.threshold = absl::GetFlag(FLAGS_regression_threshold);
   o.coordinator.regression.alpha = absl::GetFlag(FLAGS_regression_alpha);
   o.coordinator.regression.baseline_results = absl::GetFlag(FLAGS_baseline_results);
+  o.coordinator.confirm_regressions = absl::GetFlag(FLAGS_confirm_regressions);
   o.coordinator.baseline_branch = absl::GetFlag(FLAGS_baseline_branch);
   const int64_t baseline_cache_mb = absl::GetFlag(FLAGS_baseline_cache_mb);
   o.coordinator.baseline_cache_bytes = static_cast<size_t>(std::max<int64_t>(0, baseline_cache_mb)) << 20;

@@ -42,6 +42,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::vector<Transition>> RequeueExpired(int64_t now_ms, int max_attempts) override;
 
   absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) override;
+  absl::StatusOr<std::vector<BaselineResult>> ReferenceResults(const SeriesKey& series, absl::string_view branch,
+                                                               int limit, absl::string_view exclude_job_id) override;
   absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series, absl::string_view branch,
                                                               int limit, absl::string_view exclude_job_id,
                                                               const HaveSamples& have_samples = nullptr) override;

@@ -1,5 +1,5 @@
-// PostgresStore's reads of the performance history: a series' baseline, history rows, the series'
-// latest points. Split from postgres_store.cc to keep each file about one thing.
+// PostgresStore's reads of the performance history: a series' baseline and pinned reference, history
+// rows, the series' latest points. Split from postgres_store.cc to keep each file about one thing.
 #include "absl/strings/str_cat.h"
 #include "server/store/postgres_store.h"
 #include "server/store/result_columns.h"
@@ -42,6 +42,40 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
       b.median_ns = r->Double(i, 1);
       b.samples_omitted = have_samples && have_samples(b);
       if (!b.samples_omitted) b.samples_ns = UnpackSorted(r->Text(i, 2));
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<BaselineResult>> PostgresStore::ReferenceResults(const SeriesKey& series,
+                                                                            absl::string_view branch, int limit,
+                                                                            absl::string_view exclude_job_id) {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
+    absl::StatusOr<Rows> r = c.Query(R"sql(
+SELECT job_id, median_ns, attempt, idx, xmin::text::bigint FROM results
+WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
+  AND job_id != $8
+ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
+                                     Params()
+                                         .Text(series.op)
+                                         .Text(series.variant)
+                                         .Text(series.shape)
+                                         .Int(series.dtype)
+                                         .Text(series.gpu_model)
+                                         .Text(branch)
+                                         .Int(v1::OK)
+                                         .Text(exclude_job_id)
+                                         .Int(limit));
+    if (!r.ok()) return r.status();
+    std::vector<BaselineResult> out;
+    for (int i = 0; i < r->size(); ++i) {
+      BaselineResult& b = out.emplace_back();
+      b.job_id = r->Text(i, 0);
+      b.median_ns = r->Double(i, 1);
+      b.attempt = static_cast<int32_t>(r->Int(i, 2));
+      b.index = static_cast<int32_t>(r->Int(i, 3));
+      b.revision = r->Int(i, 4);
+      b.samples_omitted = true;
     }
     return out;
   });

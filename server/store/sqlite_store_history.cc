@@ -1,5 +1,5 @@
-// SqliteStore's reads of the performance history: a series' baseline, history rows, the series'
-// latest points. Split from sqlite_store.cc to keep each file about one thing.
+// SqliteStore's reads of the performance history: a series' baseline and pinned reference, history
+// rows, the series' latest points. Split from sqlite_store.cc to keep each file about one thing.
 #include "absl/strings/str_cat.h"
 #include "server/store/result_columns.h"
 #include "server/store/sqlite_store.h"
@@ -43,6 +43,40 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
     // SQLite reads a column only when asked: a sample blob the caller holds is never copied out.
     b.samples_omitted = have_samples && have_samples(b);
     if (!b.samples_omitted) b.samples_ns = UnpackSorted(q.BlobView(2));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<BaselineResult>> SqliteStore::ReferenceResults(const SeriesKey& series,
+                                                                          absl::string_view branch, int limit,
+                                                                          absl::string_view exclude_job_id) {
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(), R"sql(
+SELECT job_id, median_ns, attempt, idx, rowid FROM results
+WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
+  AND job_id != ?8
+ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
+  q.BindText(1, series.op)
+      .BindText(2, series.variant)
+      .BindText(3, series.shape)
+      .Bind(4, int64_t{series.dtype})
+      .BindText(5, series.gpu_model)
+      .BindText(6, branch)
+      .Bind(7, int64_t{v1::OK})
+      .BindText(8, exclude_job_id)
+      .Bind(9, int64_t{limit});
+  std::vector<BaselineResult> out;
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    BaselineResult& b = out.emplace_back();
+    b.job_id = q.Text(0);
+    b.median_ns = q.Double(1);
+    b.attempt = static_cast<int32_t>(q.Int(2));
+    b.index = static_cast<int32_t>(q.Int(3));
+    b.revision = q.Int(4);
+    b.samples_omitted = true;
   }
   return out;
 }

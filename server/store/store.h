@@ -114,6 +114,10 @@ struct HistoryRow {
   ResultVerdict verdict;   // tracked is not stored and reads false.
   std::string branch;
   std::string git_sha;
+  // Filled by the coordinator, not the store: the series' current run-to-run spread (relative sd of
+  // its baseline's run medians) and the runs it is measured over.
+  double series_run_spread = 0;
+  int series_baseline_runs = 0;
 };
 
 // Which results History returns. Empty fields match everything.
@@ -203,6 +207,11 @@ class Store {
                                                                       absl::string_view branch, int limit,
                                                                       absl::string_view exclude_job_id,
                                                                       const HaveSamples& have_samples = nullptr) = 0;
+  // The series' pinned reference: its oldest OK results on branch (by finished time), oldest first,
+  // at most limit, leaving out exclude_job_id's; without samples (samples_omitted), median_ns set.
+  virtual absl::StatusOr<std::vector<BaselineResult>> ReferenceResults(const SeriesKey& series,
+                                                                       absl::string_view branch, int limit,
+                                                                       absl::string_view exclude_job_id) = 0;
   // OK results matching the query, newest first.
   virtual absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) = 0;
   // The latest tracked point of every series that has one, ordered by series.

@@ -26,11 +26,16 @@ using ::testing::StartsWith;
 
 // The verdict cell of the Markdown row of `variant` ("" when there is no such row).
 std::string VerdictOf(const std::string& md, const std::string& variant) {
+  size_t verdict = 0;  // The column named "verdict" in the header row.
   for (absl::string_view line : absl::StrSplit(md, '\n')) {
     std::vector<std::string> cells = absl::StrSplit(line, '|');
     for (auto& cell : cells) cell = std::string(absl::StripAsciiWhitespace(cell));
-    // "| op | variant | shape | dtype | base | head | change | p | verdict | ...": cells[0] is "".
-    if (cells.size() > 9 && cells[1] == "plugin_probe" && cells[2] == variant) return cells[9];
+    // "| op | variant | shape | dtype | base | head | change | p | runs | ±run | verdict | ...": cells[0] is "".
+    if (cells.size() > 1 && cells[1] == "op")
+      for (size_t i = 0; i < cells.size(); ++i)
+        if (cells[i] == "verdict") verdict = i;
+    if (verdict > 0 && cells.size() > verdict && cells[1] == "plugin_probe" && cells[2] == variant)
+      return cells[verdict];
   }
   return "";
 }

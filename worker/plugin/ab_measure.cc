@@ -42,6 +42,7 @@ v1::Result PoolBlocks(const std::vector<v1::Result>& blocks, const kernels::OpDe
   bool throttled = false;
   for (const v1::Result& b : blocks) {
     for (double x : b.timing().samples_ns()) t->add_samples_ns(x);
+    t->add_block_sample_counts(b.timing().samples_ns_size());  // Each block is one run of the verdict.
     warmup_ns += b.timing().warmup_ns();
     warmup_launches += b.timing().warmup_launches();
     discarded += b.timing().discarded_throttled();

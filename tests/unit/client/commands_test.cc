@@ -180,7 +180,7 @@ TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
   }
   auto r = Run({"history", "--op", "rmsnorm"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us (3"));
+  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us (3"));
   EXPECT_THAT(r.out, HasSubstr("j-new"));
   EXPECT_THAT(r.out, HasSubstr("2023-11-14T22:13:20Z"));
   EXPECT_THAT(r.out, HasSubstr("SAME"));
@@ -204,6 +204,31 @@ TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
     EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200"));
     EXPECT_THAT(r.err, Not(HasSubstr("v5_tma")));
   }
+}
+
+TEST_F(CommandsTest, HistoryRegressionsListsOnlyWhatChanged) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    *fake.history.add_points() = HistoryPoint("j-a", "v5_tma", v1::SAME);
+    *fake.history.add_points() = HistoryPoint("j-b", "cpu_naive", v1::SLOWER);
+    *fake.history.add_points() = HistoryPoint("j-c", "cpu_naive", v1::SAME);
+  }
+  auto r = Run({"history", "--op", "rmsnorm", "--regressions"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_THAT(r.out, HasSubstr("j-b"));
+  EXPECT_THAT(r.out, Not(HasSubstr("j-a")));
+  EXPECT_THAT(r.out, Not(HasSubstr("v5_tma")));
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    fake.history.mutable_points(1)->set_verdict(v1::AMBIGUOUS);
+  }
+  r = Run({"history", "--op", "rmsnorm", "--regressions"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_THAT(r.out, Not(HasSubstr("j-")));
+  EXPECT_THAT(r.err, HasSubstr("no series changed"));
+  auto help = RunRaw({"history", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("--regressions"));
+  EXPECT_THAT(help.out, HasSubstr("run-to-run"));
 }
 
 TEST_F(CommandsTest, HistoryRejectsBadFlags) {

@@ -126,9 +126,12 @@ TEST_F(CompareTest, NoRegressionExits0) {
 }
 
 TEST_F(CompareTest, ThresholdDecidesBetweenSameAndSlower) {
-  // A 10% change under a 15% threshold is SAME even though significant.
+  // A 10% change under a 15% threshold is SAME even though significant: its interval lies within.
+  // The noisy pair (+5%, within-run RSE ~5%) is not: its interval reaches past +15%.
   const Outcome r = Compare({"--base", base_, "--head", head_, "--threshold", "0.15"});
-  EXPECT_THAT(r.out, HasSubstr("0 slower, 0 faster, 3 unchanged, 0 ambiguous, 1 newly incorrect"));
+  EXPECT_THAT(r.out, HasSubstr("0 slower, 0 faster, 2 unchanged, 1 ambiguous, 1 newly incorrect"));
+  EXPECT_THAT(Compare({"--base", base_, "--head", head_, "--threshold", "0.25"}).out,
+              HasSubstr("0 slower, 0 faster, 3 unchanged, 0 ambiguous, 1 newly incorrect"));
   EXPECT_EQ(r.exit, 1);  // Still newly incorrect.
 }
 
@@ -151,6 +154,58 @@ TEST_F(CompareTest, JsonIsParsableWithVerdicts) {
   EXPECT_NEAR(pairs[0].struct_value().fields().at("change_fraction").number_value(), 0.10, 1e-9);
   EXPECT_EQ(s.fields().at("summary").struct_value().fields().at("newly_incorrect").number_value(), 1);
   EXPECT_EQ(s.fields().at("only_in_head").list_value().values(0).string_value(), "rmsnorm new 256x1024 bf16");
+}
+
+TEST_F(CompareTest, RepeatedResultsOfAKeyAreRunsOfOnePair) {
+  // Three jobs' results per side, concatenated: one pair with three runs a side, the spread measured.
+  std::vector<v1::Result> base, head;
+  for (double m : {1000.0, 1010.0, 990.0}) base.push_back(MakeResult("k", 64, Samples(m, 0.5)));
+  for (double m : {1060.0, 1070.0, 1050.0}) head.push_back(MakeResult("k", 64, Samples(m, 0.5)));
+  const Outcome r = Compare({"--base", WriteJson("compare_runs_base.json", base), "--head",
+                             WriteJson("compare_runs_head.json", head), "--format", "json"});
+  google::protobuf::Struct s;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &s).ok()) << r.out;
+  const auto& pairs = s.fields().at("pairs").list_value().values();
+  ASSERT_EQ(pairs.size(), 1);
+  const auto& f = pairs[0].struct_value().fields();
+  EXPECT_EQ(f.at("base_runs").number_value(), 3);
+  EXPECT_EQ(f.at("head_runs").number_value(), 3);
+  EXPECT_NEAR(f.at("run_spread").number_value(), 0.01, 0.002);  // The runs' spread, not the samples'.
+  EXPECT_EQ(f.at("verdict").string_value(), "SLOWER");
+  EXPECT_EQ(r.exit, 1);
+}
+
+v1::Result Blocks(const std::vector<double>& block_medians, v1::AbSide side) {
+  std::vector<double> samples;
+  for (double m : block_medians)
+    for (double x : Samples(m, 0.5, 10)) samples.push_back(x);
+  v1::Result r = MakeResult("k", 64, samples);
+  r.set_ab_side(side);
+  for (size_t i = 0; i < block_medians.size(); ++i) r.mutable_timing()->add_block_sample_counts(10);
+  return r;
+}
+
+TEST(AbBlocks, EachBlockIsARun) {
+  // Head blocks alternate 1000 / 1100 ns: as one pooled run it would look 5% slower for sure; as four
+  // runs their spread says the A/B cannot tell.
+  const v1::Result base = Blocks({1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, v1::AB_BASE);
+  v1::Result head = Blocks({1000, 1100, 1000, 1100}, v1::AB_HEAD);
+  EXPECT_STREQ(JudgePair(base, head, {}), "AMBIGUOUS");
+  head.mutable_timing()->clear_block_sample_counts();
+  EXPECT_STREQ(JudgePair(base, head, {}), "SLOWER");
+  // Consistent blocks 10% slower: SLOWER.
+  EXPECT_STREQ(JudgePair(base, Blocks({1100, 1098, 1102, 1100}, v1::AB_HEAD), {}), "SLOWER");
+  // Blocks of 3 samples (the least a block takes) are runs too: the side's 12 samples count.
+  std::vector<double> small;
+  for (double m : {1100.0, 1099.0, 1101.0, 1100.0})
+    for (double d : {-0.5, 0.0, 0.5}) small.push_back(m + d);
+  v1::Result three = MakeResult("k", 64, small);
+  for (int i = 0; i < 4; ++i) three.mutable_timing()->add_block_sample_counts(3);
+  EXPECT_STREQ(JudgePair(base, three, {}), "SLOWER");
+  // Block counts that do not add up to the samples: the result is one run.
+  v1::Result odd = Blocks({1000, 1100, 1000, 1100}, v1::AB_HEAD);
+  odd.mutable_timing()->add_block_sample_counts(3);
+  EXPECT_STREQ(JudgePair(base, odd, {}), "SLOWER");
 }
 
 TEST_F(CompareTest, UsageErrorsExit2) {

@@ -114,7 +114,7 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
 
 TEST(FormatResults, TableHasColumnsAndValues) {
   std::string out = FormatResults(Results(), Format::kTable, false);
-  for (const char* h : {"op", "variant", "problem", "dtype", "status", "median", "±RSE", "GB/s", "GFLOP/s", "%BW",
+  for (const char* h : {"op", "variant", "problem", "dtype", "status", "median", "±RSE within-run", "GB/s", "GFLOP/s", "%BW",
                         "%FLOP", "util", "class", "check", "samples"})
     EXPECT_THAT(out, HasSubstr(h)) << h;
   EXPECT_THAT(out, HasSubstr("device: AMD EPYC 9654, calibrated copy 100 GB/s"));
@@ -369,6 +369,8 @@ v1::HistoryPoint Point(const std::string& job, const std::string& variant, v1::V
   p.set_dtype(v1::DTYPE_BF16);
   p.set_gpu_model("NVIDIA H200");
   p.set_baseline_median_ns(verdict == v1::NO_BASELINE ? 0 : 10'000);
+  p.set_series_run_spread(variant == "v5_tma" ? 0.0084 : 0);
+  p.set_series_baseline_runs(variant == "v5_tma" ? 4 : 1);
   return p;
 }
 
@@ -387,8 +389,13 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
   // Series in order of their newest point; the newest series carries the response's current baseline.
   ASSERT_EQ(lines.size(), 9u) << out;
-  EXPECT_EQ(lines[0], "rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us (4 main-branch results)");
+  // The series' run-to-run spread beside its medians: in its header and on each point.
+  EXPECT_EQ(lines[0],
+            "rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us (4 main-branch runs), run-to-run ±0.84% "
+            "over 4 runs");
   EXPECT_THAT(lines[1], HasSubstr("finished (UTC)"));
+  EXPECT_THAT(lines[1], HasSubstr("±run"));
+  EXPECT_THAT(lines[3], HasSubstr("±0.84%"));
   EXPECT_THAT(lines[1], HasSubstr("p-value"));
   EXPECT_THAT(lines[3], HasSubstr("j-3"));
   EXPECT_THAT(lines[3], HasSubstr("2023-11-14T22:13:20Z"));
@@ -402,12 +409,14 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   EXPECT_THAT(lines[3], Not(HasSubstr("0123456789abc")));  // The sha is shortened in a table.
   EXPECT_THAT(lines[4], HasSubstr("j-1"));
   EXPECT_THAT(lines[4], HasSubstr("NO_BASELINE"));
-  EXPECT_EQ(lines[5], "rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200: baseline median 10.0 us");
+  EXPECT_EQ(lines[5],
+            "rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us, run-to-run spread unknown (fewer than "
+            "2 runs)");
   EXPECT_THAT(lines[8], HasSubstr("j-2"));
   EXPECT_THAT(lines[8], HasSubstr("-10.0%"));
 
   std::string md = FormatHistory("rmsnorm", TwoSeries(), Format::kMarkdown);
-  EXPECT_THAT(md, HasSubstr("**rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline median"));
+  EXPECT_THAT(md, HasSubstr("**rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline"));
   EXPECT_THAT(md, HasSubstr("| verdict |"));
 
   auto csv = ParseCsv(FormatHistory("rmsnorm", TwoSeries(), Format::kCsv));
@@ -420,6 +429,9 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   EXPECT_EQ(csv[1][7], "10520");
   EXPECT_EQ(csv[1][9], "SLOWER");
   EXPECT_EQ(csv[1][13], "0123456789abcdef0123");
+  EXPECT_EQ(csv[0][15], "series_run_spread");
+  EXPECT_EQ(csv[1][15], "0.0084");
+  EXPECT_EQ(csv[1][16], "4");
   EXPECT_EQ(csv[2][5], "j-1");  // Grouped by series: the older v5_tma point before cpu_naive.
   EXPECT_EQ(csv[3][5], "j-2");
 
@@ -439,6 +451,21 @@ TEST(FormatHistory, RegressedSeriesAreThoseWhoseNewestPointIsSlower) {
   fixed.mutable_points(0)->set_verdict(v1::SAME);
   EXPECT_TRUE(RegressedSeries("rmsnorm", fixed).empty());
   EXPECT_TRUE(RegressedSeries("rmsnorm", {}).empty());
+}
+
+TEST(FormatHistory, OnlyChangedKeepsTheSeriesWhoseNewestPointChanged) {
+  v1::GetHistoryResponse h = TwoSeries();
+  v1::GetHistoryResponse changed = OnlyChanged(h);
+  EXPECT_EQ(changed.points_size(), 3);  // v5_tma (newest SLOWER, with its older point) and cpu_naive (FASTER).
+  EXPECT_EQ(changed.baseline_results(), 4);
+  h.mutable_points(0)->set_verdict(v1::SAME);
+  h.mutable_points(1)->set_verdict(v1::AMBIGUOUS);
+  EXPECT_EQ(OnlyChanged(h).points_size(), 0);
+  h.mutable_points(1)->set_verdict(v1::FASTER);
+  changed = OnlyChanged(h);
+  ASSERT_EQ(changed.points_size(), 1);
+  EXPECT_EQ(changed.points(0).job_id(), "j-2");
+  EXPECT_EQ(changed.baseline_results(), 0);  // The response's baseline was the dropped series'.
 }
 
 TEST(FormatKernels, VariantsAndPresets) {

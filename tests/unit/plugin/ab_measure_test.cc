@@ -71,6 +71,9 @@ TEST(AbMeasure, AlternatesAbbaAndPoolsEachSide) {
   ASSERT_EQ(base.status(), v1::OK);
   ASSERT_EQ(head.status(), v1::OK);
   EXPECT_EQ(base.timing().count(), 12);  // 4 blocks of 3 samples
+  // The blocks stay visible: each is one run of the compare's verdict.
+  const auto& blocks = base.timing().block_sample_counts();
+  EXPECT_EQ(std::vector<int32_t>(blocks.begin(), blocks.end()), std::vector<int32_t>(4, 3));
   EXPECT_EQ(head.timing().samples_ns_size(), 12);
   EXPECT_EQ(base.timing().median_ns(), 1001);
   EXPECT_EQ(head.timing().median_ns(), 2001);

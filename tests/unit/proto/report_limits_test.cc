@@ -183,6 +183,8 @@ TEST(ResultLimits, EachLimitAcceptsItsValueAndRefusesOneMore) {
          t->clear_samples_ns();
          t->mutable_samples_ns()->Resize(static_cast<int>(n), 1000.0);
        }},
+      {"results[0].timing.block_sample_counts", kMaxSamples,
+       [](R* r, int64_t n) { r->mutable_timing()->mutable_block_sample_counts()->Resize(static_cast<int>(n), 1); }},
       {"results[0].roofline.ceilings", kMaxCeilingsPerResult,
        [](R* r, int64_t n) { for (int64_t i = 0; i < n; ++i) r->mutable_roofline()->add_ceilings()->set_source("calibrated"); }},
       {"results[0].resources", kMaxResourcesPerResult,
@@ -209,6 +211,11 @@ TEST(ResultLimits, NonsenseNumbersAndEnumsAreRefused) {
            {"results[0].timing.samples_ns[2]", [](v1::Result* r) { r->mutable_timing()->set_samples_ns(2, std::nan("")); }},
            {"results[0].timing.samples_ns[0]", [](v1::Result* r) { r->mutable_timing()->set_samples_ns(0, -5); }},
            {"results[0].timing.median_ns", [](v1::Result* r) { r->mutable_timing()->set_median_ns(HUGE_VAL); }},
+           {"results[0].timing.block_sample_counts[1]",
+            [](v1::Result* r) {
+              r->mutable_timing()->add_block_sample_counts(3);
+              r->mutable_timing()->add_block_sample_counts(-1);
+            }},
            {"results[0].timing.cache_mode",
             [](v1::Result* r) { r->mutable_timing()->set_cache_mode(static_cast<v1::CacheMode>(3)); }},
            {"results[0].status", [](v1::Result* r) { r->set_status(static_cast<v1::ResultStatus>(40)); }},

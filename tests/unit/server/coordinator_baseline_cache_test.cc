@@ -37,6 +37,9 @@ struct Fleet {
       : backend(backend), location(std::move(location)), replicas(replicas) {
     config.lease_ttl = std::chrono::milliseconds(1000);
     config.baseline_cache_bytes = cache_bytes;
+    // No confirming re-runs: their jobs would take the leases this history plans (coordinator_test.cc
+    // tests them).
+    config.confirm_regressions = false;
     Restart();
   }
 

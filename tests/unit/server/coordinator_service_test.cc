@@ -187,11 +187,13 @@ TEST_F(CoordinatorServiceTest, HistoryOverGrpc) {
   EXPECT_EQ(pr.gpu_model(), "NVIDIA H100 80GB HBM3");
   EXPECT_DOUBLE_EQ(pr.median_ns(), 1010);
   EXPECT_GT(pr.finished_unix_ms(), 0);
-  EXPECT_DOUBLE_EQ(pr.baseline_median_ns(), 1009.5);  // Pooled 2 x 20 samples 1000..1019.
+  EXPECT_NEAR(pr.baseline_median_ns(), 1010, 1e-9);  // Geometric mean of the 2 runs' medians.
+  EXPECT_EQ(pr.series_baseline_runs(), 2);           // The series' run-to-run spread: 2 equal runs.
+  EXPECT_DOUBLE_EQ(pr.series_run_spread(), 0);
   EXPECT_FALSE(pr.job_id().empty());
   EXPECT_EQ(history.points(2).verdict(), v1::NO_BASELINE);
   EXPECT_EQ(history.baseline_results(), 2);
-  EXPECT_DOUBLE_EQ(history.baseline_median_ns(), 1009.5);
+  EXPECT_NEAR(history.baseline_median_ns(), 1010, 1e-9);
 
   req.clear_op();
   s = stub_->GetHistory(api::MakeContext(options_).get(), req, &history);

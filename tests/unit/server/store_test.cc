@@ -571,6 +571,31 @@ TEST_P(StoreSeriesTest, BaselineIsTheNewestOkResultsOnTheBranch) {
   EXPECT_TRUE(store_->BaselineResults(kNaiveH100, "release", 10, "")->empty());
 }
 
+TEST_P(StoreSeriesTest, ReferenceIsTheOldestOkResultsOnTheBranch) {
+  const std::map<std::string, std::string> main{{"branch", "main"}};
+  // Stored out of finishing order: the reference goes by finished time, oldest first.
+  RunJob("j-mid", kT0, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 110, {200, 201})});
+  RunJob("j-old", kT0 + 100, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 10, {100, 101})});
+  RunJob("j-new", kT0 + 200, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 210, {300, 301})});
+  RunJob("j-pr", kT0 + 300, {{"branch", "feature"}}, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 5, {400})});
+  RunJob("j-bad", kT0 + 600, main, {SeriesResult(0, "cpu_naive", "NVIDIA H100", kT0 + 1, {700}, v1::INCORRECT)});
+
+  auto reference = store_->ReferenceResults(kNaiveH100, "main", 2, "");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_EQ(reference->size(), 2u);
+  EXPECT_EQ((*reference)[0].job_id, "j-old");
+  EXPECT_DOUBLE_EQ((*reference)[0].median_ns, 101);
+  EXPECT_TRUE((*reference)[0].samples_omitted);
+  EXPECT_TRUE((*reference)[0].samples_ns.empty());
+  EXPECT_EQ((*reference)[1].job_id, "j-mid");
+  reference = store_->ReferenceResults(kNaiveH100, "main", 10, "j-old");
+  ASSERT_TRUE(reference.ok());
+  ASSERT_EQ(reference->size(), 2u);
+  EXPECT_EQ((*reference)[0].job_id, "j-mid");
+  EXPECT_EQ((*reference)[1].job_id, "j-new");
+  EXPECT_TRUE(store_->ReferenceResults(kNaiveH100, "release", 10, "")->empty());
+}
+
 TEST_P(StoreSeriesTest, BaselineRowsNameTheirStoredVersion) {
   Insert("j-1", kT0, "", [] {
     v1::JobSpec spec = RmsnormSpec();
