@@ -1,11 +1,12 @@
-// BuiltinRegistry(): the ops of suite.h, built once. The fault-injection op (testing/) joins them only
-// when its environment switch is set.
+// BuiltinRegistry(): the ops of suite.h, built once. The fault-injection op (testing/), with its
+// skip-after-N variants (testing/skip_after_n.h), joins them only when its environment switch is set.
 #include "suite.h"
 
 #include <utility>
 
 #include "core/registry.h"
 #include "testing/fault_injection.h"
+#include "testing/skip_after_n.h"
 
 namespace kbench::kernels {
 
@@ -19,8 +20,10 @@ Registry Build() {
   Registry r = RegistryOf(kSuite);
   if (FaultInjectionEnabled()) {
     OpDef op = MakeFaultInjectionOp();
+    AddSkipAfterNVariants(op);
 #ifdef KBENCH_HAVE_CUDA
     AddFaultInjectionCudaVariants(op);
+    AddSkipAfterNCudaVariants(op);
 #endif
     r.Add(std::move(op));
   }
