@@ -13,7 +13,8 @@
 # JOB_TIMEOUT seconds (default 1800) or a result has another status than expected (check_results.py:
 # the isolation job's cuda_ok OK, cuda_oob_write RUNTIME_ERROR, cuda_hang TIMEOUT, the skip-after-N
 # variants INCORRECT; every other job's
-# results OK, but rmsnorm's cuda_v4_warp_row, SKIPPED on 4096-wide rows by design); the harness's median differs from Nsight Compute's by more than TIMING_MAX_DIFF
+# results OK, but rmsnorm's cuda_v4_warp_row, SKIPPED on 4096-wide rows by design, and reduce_sum's
+# cuda_v1_atomic, SKIPPED past 2^16 elements); the harness's median differs from Nsight Compute's by more than TIMING_MAX_DIFF
 # (default 0.03: 3%; the READMEs' tables show 0.4-1.2%), or ncu is missing. The failed phases are
 # listed last.
 set -uo pipefail
@@ -139,7 +140,8 @@ for phase in $phases; do
       common=(--dtype bf16 --trials 3 --max-time-ms 1000)
       submit vector_add OK --op vector_add --shape N=268435456 "${common[@]}"
       submit silu_mul_bias OK --op silu_mul_bias --shape 32768x4096 "${common[@]}"
-      submit reduce_sum OK --op reduce_sum --shape N=16777216 "${common[@]}"
+      # One float chain of N atomics is beyond the tolerance past 2^16 elements: that rung says so.
+      submit reduce_sum OK,cuda_v1_atomic=SKIPPED --op reduce_sum --shape N=16777216 "${common[@]}"
       # One warp per row cannot hold a 4096-wide row: that rung says so (SKIPPED), every other is OK.
       submit rmsnorm OK,cuda_v4_warp_row=SKIPPED --op rmsnorm --shape 32768x4096 "${common[@]}"
       for op in softmax layernorm add_rmsnorm; do submit "$op" OK --op "$op" --shape 32768x4096 "${common[@]}"; done
