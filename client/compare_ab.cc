@@ -19,7 +19,7 @@ std::vector<FlagSpec> AbCompareFlags() {
       {"pair", "BASE:HEAD", "Online A/B: compare base variant BASE with head variant HEAD (needs --op)", true},
       {"op", "NAME", "Online A/B: the op (default: every op both libraries have)"},
       {"variant", "V", "Online A/B: only these variants (default: every variant both sides have)", false, true},
-      {"preset", "P", "Online A/B: problem preset (default: small)", false, true},
+      {"preset", "P", "Online A/B: problem preset (default: ci, each op's production shape; small for an op without one)", false, true},
       {"shape", "S", "Online A/B: explicit problem, e.g. rows=8192,cols=4096", true},
       {"dtype", "D", "Online A/B: dtypes (default: every dtype of the op)", false, true},
       {"rounds", "N", "Online A/B: alternating blocks per side (default 6)"},

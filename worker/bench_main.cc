@@ -9,8 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "api/names.h"
 #include "api/shape.h"
 #include "core/registry.h"
@@ -27,7 +27,8 @@
 ABSL_FLAG(std::string, op, "", "Op to run (required), e.g. rmsnorm");
 ABSL_FLAG(std::vector<std::string>, variant, {}, "Variants (comma-separated); default all");
 ABSL_FLAG(std::vector<std::string>, preset, {}, "Presets (comma-separated); default small");
-ABSL_FLAG(std::vector<std::string>, shape, {}, "Shapes, ';'-separated: rows=8192,cols=4096;8x16");
+// A string, not a list: a list flag would split M=4096,N=4096,K=4096 at its commas.
+ABSL_FLAG(std::string, shape, "", "Shapes, ';'-separated (',' separates one shape's dims): rows=8192,cols=4096;8x16");
 ABSL_FLAG(std::vector<std::string>, dtype, {}, "Dtypes (comma-separated); default all the op has");
 ABSL_FLAG(std::string, backend, "auto", "auto, cpu or cuda");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal");
@@ -60,12 +61,11 @@ absl::StatusOr<v1::JobSpec> SpecFromFlags() {
   spec.set_op(absl::GetFlag(FLAGS_op));
   for (const auto& v : absl::GetFlag(FLAGS_variant)) spec.add_variants(v);
   for (const auto& p : absl::GetFlag(FLAGS_preset)) spec.add_problems()->set_preset(p);
-  for (const auto& list : absl::GetFlag(FLAGS_shape))
-    for (absl::string_view s : absl::StrSplit(list, ';', absl::SkipEmpty())) {
-      auto shape = api::ParseShape(s);
-      if (!shape.ok()) return shape.status();
-      *spec.add_problems()->mutable_shape() = *shape;
-    }
+  if (const std::string shapes = absl::GetFlag(FLAGS_shape); !shapes.empty()) {
+    auto parsed = api::ParseShapeList(shapes);
+    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("--shape: ", parsed.status().message()));
+    for (const v1::Problem& shape : *parsed) *spec.add_problems()->mutable_shape() = shape;
+  }
   for (const auto& d : absl::GetFlag(FLAGS_dtype)) {
     auto dt = api::ParseDtype(d);
     if (!dt.ok()) return dt.status();

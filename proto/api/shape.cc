@@ -62,4 +62,16 @@ absl::StatusOr<v1::Problem> ParseShape(absl::string_view text) {
   return p;
 }
 
+absl::StatusOr<std::vector<v1::Problem>> ParseShapeList(absl::string_view text) {
+  std::vector<v1::Problem> out;
+  for (absl::string_view part : absl::StrSplit(text, ';')) {
+    if (absl::StripAsciiWhitespace(part).empty()) continue;
+    absl::StatusOr<v1::Problem> p = ParseShape(part);
+    if (!p.ok()) return p.status();
+    out.push_back(*std::move(p));
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("no shape in '", text.substr(0, 40), "'"));
+  return out;
+}
+
 }  // namespace kbench::api

@@ -203,8 +203,13 @@ std::vector<v1::Problem> ExpandProblems(const v1::OpInfo& op, const v1::JobSpec&
         }
   };
   if (spec.problems().empty()) {
-    bool has_small = std::any_of(op.presets().begin(), op.presets().end(), [](const auto& p) { return p.name() == "small"; });
-    if (has_small) expand_preset("small");
+    // No problem named: "small", quick everywhere; an A/B compare (the PR gate) measures real sizes
+    // instead, the op's "ci" preset, where a launch-bound toy would hide a bandwidth regression.
+    auto has = [&](const char* name) {
+      return std::any_of(op.presets().begin(), op.presets().end(), [&](const auto& p) { return p.name() == name; });
+    };
+    if (spec.has_ab() && has(kCiPreset)) expand_preset(kCiPreset);
+    else if (has("small")) expand_preset("small");
     else if (!op.presets().empty()) expand_preset(op.presets(0).name());
   }
   for (const auto& ps : spec.problems()) {

@@ -26,8 +26,13 @@ absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& 
 // and are put in the op's order. max_memory_bytes: the most memory a matching device has (0: skip).
 absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec);
 
+// The preset an A/B compare measures when it names no problem: one production shape per op.
+inline constexpr char kCiPreset[] = "ci";
+
 // Expands a resolved spec's problems (presets and shapes) x dtypes into concrete problems, in order.
-// Shapes carry their own dtype when set; otherwise they run for each requested dtype.
+// Shapes carry their own dtype when set; otherwise they run for each requested dtype. A spec with
+// no problem gets the op's "small" preset, or for an A/B spec (spec.ab set) its kCiPreset where the
+// op has one (a plugin built before it had none: "small" then).
 std::vector<v1::Problem> ExpandProblems(const v1::OpInfo& op, const v1::JobSpec& spec);
 
 // The variants a spec selects, in catalog order (all when the spec names none).

@@ -234,14 +234,21 @@ TEST(EndToEnd, AFaultOrAHangCostsOneResultAndTheWorkerGoesOn) {
   auto res = c.Results(id);
   std::map<std::string, v1::Result> by_variant;
   for (const auto& r : res.results()) by_variant[r.variant()] = r;
-  ASSERT_EQ(by_variant.size(), 4u);
+  ASSERT_EQ(by_variant.size(), 5u);
   EXPECT_EQ(by_variant["cpu_segfault"].status(), v1::RUNTIME_ERROR);
   EXPECT_NE(by_variant["cpu_segfault"].status_message().find("signal 11"), std::string::npos)
       << by_variant["cpu_segfault"].status_message();
   EXPECT_EQ(by_variant["cpu_hang"].status(), v1::TIMEOUT) << by_variant["cpu_hang"].status_message();
   EXPECT_EQ(by_variant["cpu_wrong"].status(), v1::INCORRECT);
   EXPECT_GT(by_variant["cpu_wrong"].correctness().mismatches(), 0);
-  // Runs last, in a fresh runner: the crash and the hang cost their own results only.
+  // Passes the check before timing (the default 3 trials), then skips its work: the check after
+  // timing makes it INCORRECT, through the whole service.
+  EXPECT_EQ(by_variant["cpu_quits_after_n"].status(), v1::INCORRECT) << by_variant["cpu_quits_after_n"].status_message();
+  EXPECT_EQ(by_variant["cpu_quits_after_n"].status_message().rfind("after timing: ", 0), 0u)
+      << by_variant["cpu_quits_after_n"].status_message();
+  EXPECT_EQ(by_variant["cpu_quits_after_n"].timing().count(), 0);  // no timing reported (the store keeps an empty one)
+  EXPECT_EQ(by_variant["cpu_quits_after_n"].timing().median_ns(), 0);
+  // Runs after the crash and the hang, in a fresh runner: they cost their own results only.
   EXPECT_EQ(by_variant["cpu_ok"].status(), v1::OK) << by_variant["cpu_ok"].status_message();
   EXPECT_TRUE(c.worker(0).Running());
 }

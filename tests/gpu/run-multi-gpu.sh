@@ -82,13 +82,13 @@ save() {
 }
 
 # The workloads: the memory-bound canonical problems and the canonical bf16 GEMM.
-common=(--dtype bf16 --trials 1 --max-time-ms 1000)
+common=(--dtype bf16 --trials 3 --max-time-ms 1000)
 declare -A workload=(
   [vector_add]="--op vector_add --shape N=268435456 ${common[*]}"
   [rmsnorm]="--op rmsnorm --shape 32768x4096 ${common[*]}"
   [softmax]="--op softmax --shape 32768x4096 ${common[*]}"
   [layernorm]="--op layernorm --shape 32768x4096 ${common[*]}"
-  [gemm_bf16]="--op gemm --preset canonical --dtype bf16 --trials 1 --max-time-ms 600 --warmup-ms 20 --variant cuda_wgmma_tma,cublas_bf16"
+  [gemm_bf16]="--op gemm --preset canonical --dtype bf16 --trials 3 --max-time-ms 600 --warmup-ms 20 --variant cuda_wgmma_tma,cublas_bf16"
 )
 order=(vector_add rmsnorm softmax layernorm gemm_bf16)
 

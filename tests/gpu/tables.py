@@ -172,7 +172,8 @@ def readmes(out, repo):
             continue
         rows = gemm_table(results) if family == "gemm" else memory_table(results)
         block = [BEGIN, "", f"Measured {date} on {device_name(results)} through coordinator, CUDA worker and client "
-                 "(`tests/gpu/run-on-gpu.sh`): cold L2, medians, one correctness trial per problem.",
+                 "(`tests/gpu/run-on-gpu.sh`): cold L2, medians, three correctness trials per problem before timing "
+                 "and one after.",
                  calibration_line(out), ""] + rows
         if family != "gemm" and (Path(out) / "timing.md").exists():
             block += ["", "Timing accuracy: the harness's median against Nsight Compute's `gpu__time_duration` "

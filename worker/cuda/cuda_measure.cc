@@ -67,6 +67,19 @@ class CudaRun final : public DeviceRun {
   // Upload the seeded inputs, poison the outputs (0xFF bytes: NaN in f32/bf16/f16), launch, copy
   // the outputs back; the check itself is the host one every backend shares.
   absl::Status RunOnHost(std::span<const kernels::Tensor> h) override {
+    return RunOnHostWith(h, "launch", [this] { return variant_.run_cuda(problem_, dev_.all(), b_.stream); });
+  }
+
+  // The graph the last HOT sample replayed, replayed once more on freshly uploaded inputs: its
+  // launches were captured once, so a variant whose captured work differs from its launches shows.
+  worker::RunOnHost ReplayOnHost() override {
+    if (!last_graph_) return {};
+    return [this](std::span<const kernels::Tensor> h) {
+      return RunOnHostWith(h, "graph launch", [this] { return static_cast<int>(cudaGraphLaunch(last_graph_, b_.stream)); });
+    };
+  }
+
+  absl::Status RunOnHostWith(std::span<const kernels::Tensor> h, const char* what, const std::function<int()>& launch) {
     auto d = dev_.all();
     cudaStream_t stream = b_.stream;
     for (size_t i = 0; i < op_.tensors.size(); ++i) {
@@ -75,8 +88,7 @@ class CudaRun final : public DeviceRun {
                           : cudaMemcpyAsync(d[i].data, h[i].data, Bytes(h[i]), cudaMemcpyHostToDevice, stream);
       if (e != cudaSuccess) return absl::InternalError(cuda_error_ = b_.fail(e, "upload"));
     }
-    if (int e = variant_.run_cuda(problem_, d, stream); e != 0)
-      return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), "launch"));
+    if (int e = launch(); e != 0) return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), what));
     if (cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
       return absl::InternalError(cuda_error_ = b_.fail(e, "kernel"));
     for (size_t i = 0; i < op_.tensors.size(); ++i) {
@@ -132,6 +144,7 @@ class CudaRun final : public DeviceRun {
       if (graph) {
         if (cudaError_t e = cudaGraphLaunch(graph, stream); e != cudaSuccess)
           return absl::InternalError(cuda_error_ = b_.fail(e, "graph launch"));
+        last_graph_ = graph;
       } else {
         for (int i = 0; i < launches; ++i)
           if (int e = variant_.run_cuda(problem_, dev_.all(), stream); e != 0)
@@ -191,6 +204,7 @@ class CudaRun final : public DeviceRun {
   DeviceTensors dev_;
   std::string cuda_error_, reference_error_;
   std::map<int, cudaGraphExec_t> graphs_;
+  cudaGraphExec_t last_graph_ = nullptr;  // owned by graphs_
   Nvml* nvml_ = nullptr;
   bool nvml_read_ = false;
   int discarded_ = 0;

@@ -3,6 +3,19 @@
 #include <cuda_runtime.h>
 
 namespace kbench::worker {
+namespace {
+
+// Lets `func` take `dynamic` bytes of dynamic shared memory, as its launcher does before launching
+// (cudaFuncAttributeMaxDynamicSharedMemorySize), when that is over the function's current limit (48 KiB
+// until a launcher opts in) and within the device's opt-in limit. Resources are read before the first
+// launch: without this the occupancy query sees a launch that cannot happen and answers 0 blocks.
+void OptInDynamicSmem(const void* func, const cudaFuncAttributes& attr, int64_t dynamic, const cudaDeviceProp& prop) {
+  if (dynamic <= attr.maxDynamicSharedSizeBytes) return;
+  if (static_cast<size_t>(dynamic) + attr.sharedSizeBytes > prop.sharedMemPerBlockOptin) return;  // cannot run
+  cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic));
+}
+
+}  // namespace
 
 std::vector<v1::KernelResources> KernelResourcesOf(const std::vector<kernels::LaunchInfo>& launches, int device) {
   std::vector<v1::KernelResources> out;
@@ -18,6 +31,7 @@ std::vector<v1::KernelResources> KernelResourcesOf(const std::vector<kernels::La
       r.set_registers_per_thread(attr.numRegs);
       r.set_static_shared_bytes(static_cast<int64_t>(attr.sharedSizeBytes));
       r.set_local_bytes_per_thread(static_cast<int64_t>(attr.localSizeBytes));
+      OptInDynamicSmem(l.func, attr, l.dynamic_shared_bytes, prop);
       int blocks = 0;
       if (l.block_threads > 0 &&
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, l.func, l.block_threads,

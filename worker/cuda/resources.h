@@ -1,5 +1,6 @@
 // Registers, shared memory, local memory (spills) and theoretical occupancy of the kernels a CUDA
-// variant launches, from the CUDA runtime.
+// variant launches, from the CUDA runtime. Occupancy counts the launch's dynamic shared memory, with the
+// function opted in to it as its launcher does (so it is right before the first launch too).
 #pragma once
 
 #include <vector>

@@ -35,6 +35,10 @@ class DeviceRun {
 
   // `launches` back-to-back launches on the tensors as the check left them; their time together, ns.
   virtual absl::StatusOr<double> Sample(int launches) = 0;
+  // After timing: one replay of what HOT samples ran in place of launches (a captured graph), as a
+  // RunOnHost (inputs uploaded, outputs poisoned, replay, outputs back), so the pipeline checks what
+  // was timed. Empty when the samples were plain launches (RunOnHost already checks those).
+  virtual worker::RunOnHost ReplayOnHost() { return {}; }
   // Evicts the caches before a COLD sample, outside the timed window.
   virtual void Flush() = 0;
   // What the device adds to the timing (discarded throttled samples).

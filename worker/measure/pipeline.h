@@ -1,7 +1,7 @@
 // The one measuring pipeline every backend runs (the CPU one, the CUDA one, and through it custom
-// kernels): skip -> allocate -> check -> time -> check again -> roofline. The sequence and its
-// policy are written here once; the backend supplies the device's mechanics through MeasureDevice
-// (measure/device.h).
+// kernels): skip -> allocate -> check -> time -> check again (a launch and, HOT, the timed graph
+// replayed once) -> roofline. The sequence and its policy are written here once; the backend
+// supplies the device's mechanics through MeasureDevice (measure/device.h).
 #pragma once
 
 #include "core/op.h"

@@ -46,6 +46,9 @@ OpDef SiluMulBiasDefinition() {
       {"small", {rc(256, 1024)}},
       // 2^28 elements, the series' reference size for the fused silu(x + b) * y.
       {"canonical", {rc(65536, 4096)}},
+      // The PR gate's one production shape (kbench-client compare's default): an MLP's intermediate
+      // activations, 8192 tokens x 14336.
+      {"ci", {rc(8192, 14336)}},
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769)}},
   };
   return op;

@@ -33,6 +33,8 @@ OpDef VectorAddDefinition() {
   op.presets = {
       {"small", {n(int64_t{1} << 20)}},
       {"canonical", {n(int64_t{1} << 28)}},
+      // The PR gate's one production shape (kbench-client compare's default): 2^28, as canonical.
+      {"ci", {n(int64_t{1} << 28)}},
       {"edge", {n(0), n(1), n(7), n(769), n(5125)}},
   };
   return op;

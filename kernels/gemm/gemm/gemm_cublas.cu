@@ -5,9 +5,15 @@
 //                  (10-bit mantissa) on the tensor cores. Its error (~1e-3 relative per product) fails
 //                  the f32 tolerance, so it runs under dtype tf32 and is registered only when the gemm
 //                  op lists tf32 among its dtypes (with a tf32 tolerance).
-//   cublas_bf16    cublasGemmEx, bf16 in/out, CUBLAS_COMPUTE_32F.
+//   cublas_bf16    cublasGemmEx, bf16 in/out, CUBLAS_COMPUTE_32F, with
+//                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION.
 //   cublaslt_bf16  cublasLtMatmul with the heuristic's first algorithm for the shape and the tensors'
-//                  actual alignment, and a 32 MiB workspace; the plan is cached per shape.
+//                  actual alignment, and a 32 MiB workspace; the plan is cached per shape. Split-K
+//                  reductions only in the compute type (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK).
+// Both bf16 baselines accumulate as kbench's rungs do, in fp32 to the end: by default cuBLAS may add
+// split-K partial sums in bf16 (PyTorch allows it too), which at 1000x1000x999 puts ~1000 elements
+// outside the fp32-accumulation tolerance every rung is held to. A faster baseline that rounds
+// partial sums would not be the same computation.
 // Row-major C = A*B is column-major C^T = B^T * A^T: every call passes B first, with the dims swapped
 // (m' = N, n' = M), so no transpose is executed.
 //
@@ -141,9 +147,16 @@ int RunTf32(const Problem& p, std::span<const Tensor> t, void* stream) {
   });
 }
 
+// Reduced-precision (bf16/f16) reductions of split-K partials are off: fp32 accumulation throughout.
+constexpr cublasMath_t kStrictMath =
+    static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+// Lt's split-K schemes that reduce in the compute type (fp32), besides none; not in place in the
+// output or through an output-typed workspace, which round partial sums to bf16.
+constexpr uint32_t kStrictReductionSchemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+
 int RunBf16(const Problem& p, std::span<const Tensor> t, void* stream) {
   return WithBlas(p, t, stream, [](const GemmArgs& g, cudaStream_t s, DeviceBlas* d) {
-    if (const int e = Bind(d, s, CUBLAS_DEFAULT_MATH); e != 0) return e;
+    if (const int e = Bind(d, s, kStrictMath); e != 0) return e;
     const float alpha = 1.0f, beta = 0.0f;
     const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
     KB_CUBLAS_TRY(cublasGemmEx(d->handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, g.b, CUDA_R_16BF, n, g.a, CUDA_R_16BF,
@@ -167,6 +180,9 @@ int MakeLtPlan(DeviceBlas* d, const GemmArgs& g, uint32_t align_a, uint32_t alig
   const uint64_t workspace = kWorkspaceBytes;
   KB_CUBLAS_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
                                                      sizeof(workspace)));
+  const uint32_t schemes = kStrictReductionSchemes;
+  KB_CUBLAS_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+                                                     sizeof(schemes)));
   // Lt assumes 256-byte aligned pointers unless told otherwise; offset views would then be wrong.
   // Our A and B are Lt's B and A.
   KB_CUBLAS_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b)));
@@ -243,7 +259,7 @@ void AddGemmCublasFp32Variants(OpDef& op) {
 void AddGemmCublasBf16Variants(OpDef& op) {
   op.variants.push_back({
       .name = "cublas_bf16",
-      .description = "cuBLAS GemmEx, bf16, fp32 compute.",
+      .description = "cuBLAS GemmEx, bf16, fp32 compute and fp32 split-K reductions.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,
@@ -254,7 +270,7 @@ void AddGemmCublasBf16Variants(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cublaslt_bf16",
-      .description = "cuBLASLt matmul, bf16, the heuristic's first algorithm.",
+      .description = "cuBLASLt matmul, bf16, the heuristic's first algorithm with fp32 split-K reductions.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,

@@ -79,6 +79,9 @@ OpDef GemmDefinition() {
   op.presets = {
       {"small", {mnk(128, 128, 128)}},  // a few ms for cpu_naive on one core
       {"canonical", {mnk(4096, 4096, 4096), mnk(8192, 8192, 8192)}},
+      // The PR gate's production shapes (kbench-client compare's default): a 4096^3 GEMM and the
+      // GEMV of decoding one token through a 14336x4096 projection.
+      {"ci", {mnk(4096, 4096, 4096), mnk(1, 14336, 4096)}},
       // 769 rows and N, K off every tile size (64, 16, 8); a GEMV-like row; the degenerate shapes.
       {"edge", {mnk(0, 64, 64), mnk(1, 1, 1), mnk(7, 5, 3), mnk(769, 321, 131), mnk(1, 4099, 257)}},
       std::move(decode),

@@ -46,6 +46,8 @@ OpDef AddRmsnormDefinition() {
   op.presets = {
       {"small", {rc(256, 1024)}},
       {"canonical", {rc(8192, 4096), rc(32768, 4096)}},
+      // The PR gate's one production shape (kbench-client compare's default): 8192 tokens x 4096.
+      {"ci", {rc(8192, 4096)}},
       // 20000: a row too wide for a thread's registers, so the re-reading path runs too.
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769), rc(2, 20000)}},
   };

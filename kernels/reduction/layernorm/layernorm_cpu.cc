@@ -1,6 +1,8 @@
 // CPU variant of layernorm.
-//   cpu_naive  one thread; per row a float sum for the mean, a second loop for the squared deviations,
-//              then a normalizing loop: three trips over the row, straight from the formula.
+//   cpu_naive  one thread; per row a float sum of the deviations from the row's first value for the
+//              mean (a float sum of x itself would carry the row's offset and lose its low bits),
+//              a second loop for the squared deviations from the mean, then a normalizing loop:
+//              three trips over the row, straight from the formula.
 #include <cmath>
 
 #include "core/cpu/limits.h"
@@ -22,9 +24,10 @@ void RunNaive(const Problem& p, std::span<const Tensor> t) {
     const int64_t rows = p.dim("rows"), cols = p.dim("cols");
     for (int64_t r = 0; r < rows; ++r) {
       const T* xr = x + r * cols;
+      const float pivot = cols > 0 ? cpu::ToFloat(xr[0]) : 0.0f;
       float sum = 0;
-      for (int64_t c = 0; c < cols; ++c) sum += cpu::ToFloat(xr[c]);
-      const float mean = sum / static_cast<float>(cols);
+      for (int64_t c = 0; c < cols; ++c) sum += cpu::ToFloat(xr[c]) - pivot;
+      const float mean = pivot + sum / static_cast<float>(cols);
       float sq = 0;
       for (int64_t c = 0; c < cols; ++c) sq += (cpu::ToFloat(xr[c]) - mean) * (cpu::ToFloat(xr[c]) - mean);
       const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(cols) + kEps);

@@ -16,12 +16,15 @@ OpDef LayernormDefinition() {
   op.description =
       "LayerNorm over cols: out[r,c] = (x[r,c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c], "
       "eps = 1e-5, var_r the population variance; x, gamma, beta and out in the dtype, statistics in "
-      "float. Reference shapes 8192x4096 and 32768x4096 bf16. Cost: x and out once plus gamma and beta "
+      "float. x in [60, 68]: a one-pass variance cancels and fails. Reference shapes 8192x4096 and "
+      "32768x4096 bf16. Cost: x and out once plus gamma and beta "
       "once; 8 FLOPs per element (mean 1, variance 3, normalize 4).";
   op.dims = {"rows", "cols"};
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
-      {.name = "x", .dims = {"rows", "cols"}},
+      // Far from zero (mean / standard deviation ~28): statistics that cancel, a one-pass variance
+      // E[x^2] - mean^2 in float, fail the f32 check instead of passing on zero-mean inputs.
+      {.name = "x", .dims = {"rows", "cols"}, .init_lo = 60.0, .init_hi = 68.0},
       // Around 1, so that a wrong gamma shows and bf16 outputs keep their relative precision.
       {.name = "gamma", .dims = {"cols"}, .init_lo = 0.5, .init_hi = 1.5},
       {.name = "beta", .dims = {"cols"}, .init_lo = -0.5, .init_hi = 0.5},
@@ -42,6 +45,8 @@ OpDef LayernormDefinition() {
   op.presets = {
       {"small", {rc(256, 1024)}},
       {"canonical", {rc(8192, 4096), rc(32768, 4096)}},
+      // The PR gate's one production shape (kbench-client compare's default): 8192 tokens x 4096.
+      {"ci", {rc(8192, 4096)}},
       // 20000: a row too wide for a thread's registers, so the re-reading path runs too.
       {"edge", {rc(0, 4096), rc(1, 4096), rc(769, 5125), rc(3, 7), rc(5, 4095), rc(2, 769), rc(2, 20000)}},
   };

@@ -2,6 +2,7 @@
 #include "reduction/reduce_sum/reduce_sum_ref.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kbench::kernels {
 
@@ -15,16 +16,22 @@ void ReduceSumReference(const Problem& p, std::span<const Tensor> inputs, std::v
 }
 
 Tolerance ReduceSumTolerance(const Problem& p) {
-  // Variants accumulate in float32 (bf16 inputs are widened exactly), in an order of their own:
-  // sequential atomics (cuda_v1_atomic, cpu_naive) are the worst case. Each partial sum s_k is rounded
-  // with an error uniform in +-ulp(s_k)/2 <= 2^-24 |s_k|, and for inputs uniform in [-1, 1] (mean 0,
-  // variance 1/3) |s_k| ~ sqrt(k/3): the errors add as a random walk with
-  // sigma^2 = sum_k 2^-48 (k/3) / 3 = 2^-48 N^2 / 18, sigma ~ 0.12 * 2^-23 * N. atol = 2^-23 * N is
-  // about 8.5 sigma of that worst order, far above a tree order's error (~2^-24 sqrt(N log N)), and
-  // still catches a dropped or doubled element on small and edge sizes (N <= 2^20: atol <= 0.125).
-  // The classic bound (N-1) * u * sum|x_i| would be ~N^2/2^25, useless. 1e-5 floors atol for tiny N.
+  // Variants accumulate in float32 (bf16 inputs are widened exactly). A chain of L additions into one
+  // accumulator rounds each partial sum s_k with an error uniform in +-ulp(s_k)/2 <= 2^-24 |s_k|, and
+  // for inputs uniform in [-1, 1] (mean 0, variance 1/3) |s_k| ~ sqrt(k/3): the errors add as a random
+  // walk with sigma ~ 0.12 * 2^-23 * L. N/L such chains are independent: sigma ~ 0.12 * 2^-23 *
+  // sqrt(N L), and combining the chains' sums (a tree, or one more accumulator) adds far less. atol =
+  // 2^-23 sqrt(N min(N, L)) is about 8.5 sigma of that. The signal it must see is dropped work: k
+  // dropped elements change the sum by ~sqrt(k/3). With one chain of all N (the old rule, atol =
+  // 2^-23 N, 32 at 2^28) the rounding allowance grows like N and swamps it: dropping a few hundred
+  // elements passed at 2^28. Bounding the chain at L = 2^16 gives atol 0.5 at 2^28, where 8 dropped
+  // elements (sigma 1.6) fail the check's trials. A kernel summing one long float chain (an atomic
+  // per element, one CPU accumulator) is that much less accurate beyond L, and is held to it. The
+  // usual worst-case bound, (N-1) u sum|x_i| ~ 2^-25 N^2, says nothing at these sizes. 1e-5 floors
+  // atol for tiny N; rtol 2^-22 covers rounding the f32 output.
   const double n = static_cast<double>(std::max<int64_t>(p.dim("N"), 0));
-  return Tolerance{.rtol = 1e-5, .atol = 1e-5 + n * 0x1.0p-23};
+  const double chain = std::min(n, static_cast<double>(kReduceSumMaxChain));
+  return Tolerance{.rtol = 0x1.0p-22, .atol = 1e-5 + 0x1.0p-23 * std::sqrt(n * chain)};
 }
 
 }  // namespace kbench::kernels

@@ -4,9 +4,13 @@
 #include <algorithm>
 
 #include "gtest/gtest.h"
+#include "suite.h"
 #include "test_util.h"
 
 namespace kbench::kernels {
+
+KBENCH_SUITE_OPS(KBENCH_DECLARE_OP)
+
 namespace {
 
 using testing::GetOp;
@@ -108,6 +112,35 @@ TEST(Registry, PresetProblemsAreValid) {
   }
   const OpDef& gemm = GetOp("gemm");
   EXPECT_NE(gemm.validate(MakeProblem(gemm, {-1, 2, 2})), "");
+}
+
+// The PR gate (kbench-client compare's default, deploy/ci/kbench-pr.yml) measures every op of the
+// suite at its "ci" preset: production shapes whose tensors are larger than any GPU's L2 (H200: 50 MiB)
+// or that are compute-heavy, never the launch-bound "small" problems.
+TEST(Registry, EveryOpOfTheSuiteHasACiPresetOfProductionSize) {
+  constexpr OpFactory kSuite[] = {KBENCH_SUITE_OPS(KBENCH_LIST_OP)};
+  for (OpFactory make : kSuite) {
+    const OpDef op = make();
+    SCOPED_TRACE(op.name);
+    const Preset* ci = op.find_preset("ci");
+    ASSERT_NE(ci, nullptr) << op.name << " has no ci preset";
+    ASSERT_FALSE(ci->problems.empty());
+    for (const Problem& p : ci->problems) {
+      SCOPED_TRACE(p.label());
+      if (op.validate) EXPECT_EQ(op.validate(p), "");
+      Problem bf16 = p;
+      bf16.dtype = Dtype::kBF16;
+      ASSERT_TRUE(op.cost);
+      EXPECT_GE(op.cost(bf16).bytes(), 64.0 * (1 << 20));
+    }
+  }
+  const OpDef& gemm = GetOp("gemm");
+  EXPECT_TRUE(HasProblem(*gemm.find_preset("ci"), {4096, 4096, 4096}));
+  EXPECT_TRUE(HasProblem(*gemm.find_preset("ci"), {1, 14336, 4096}));
+  for (const char* name : {"rmsnorm", "softmax", "layernorm", "add_rmsnorm"})
+    EXPECT_TRUE(HasProblem(*GetOp(name).find_preset("ci"), {8192, 4096})) << name;
+  for (const char* name : {"vector_add", "reduce_sum"})
+    EXPECT_TRUE(HasProblem(*GetOp(name).find_preset("ci"), {int64_t{1} << 28})) << name;
 }
 
 }  // namespace

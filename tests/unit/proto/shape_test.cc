@@ -36,6 +36,24 @@ TEST(ParseShape, RejectsMalformed) {
   }
 }
 
+// kbench-bench --shape: ';' separates shapes, ',' the dims of one: a named 3-dim shape is one shape.
+TEST(ParseShapeList, CommasStayInsideOneShape) {
+  auto one = ParseShapeList("M=4096,N=4096,K=4096");
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->size(), 1u);
+  ASSERT_EQ((*one)[0].dims_size(), 3);
+  EXPECT_EQ((*one)[0].dims(2).name(), "K");
+
+  auto two = ParseShapeList("rows=8192,cols=4096; 8x16;");
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].dims(1).value(), 4096);
+  EXPECT_EQ((*two)[1].dims(0).value(), 8);
+  EXPECT_TRUE((*two)[1].dims(0).name().empty());
+
+  for (const char* bad : {"", " ; ", "M=4096;N=", "8x16;abc"}) EXPECT_FALSE(ParseShapeList(bad).ok()) << bad;
+}
+
 TEST(ParseShape, NegativeParsesButValidationRejects) {
   auto p = ParseShape("M=-3,N=2");
   ASSERT_TRUE(p.ok());

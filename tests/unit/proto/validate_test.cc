@@ -167,5 +167,44 @@ TEST(Validate, PlannedVariantsAreTheLadderThenTheCustomKernels) {
   EXPECT_EQ(PlannedResultCount(op, spec), 1 * 2);
 }
 
+// An A/B compare naming no problem (the PR gate) measures the op's "ci" preset; a plain job still
+// gets "small", and an op without "ci" (a plugin built before it) gives its "small" to A/B too.
+TEST(Validate, AbSpecWithoutProblemsExpandsTheCiPreset) {
+  v1::OpInfo op = RmsnormInfo();
+  v1::JobSpec ab;
+  ab.set_op("rmsnorm");
+  ab.add_dtypes(v1::DTYPE_BF16);
+  ab.mutable_ab()->set_rounds(2);
+  auto problems = ExpandProblems(op, ab);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].preset(), "small");  // no ci preset yet
+
+  auto* ci = op.add_presets();
+  ci->set_name(kCiPreset);
+  auto* p = ci->add_problems();
+  for (auto [name, value] : {std::pair<const char*, int64_t>{"rows", 8192}, {"cols", 4096}}) {
+    auto* d = p->add_dims();
+    d->set_name(name);
+    d->set_value(value);
+  }
+  problems = ExpandProblems(op, ab);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].preset(), "ci");
+  EXPECT_EQ(problems[0].dims(0).value(), 8192);
+  EXPECT_EQ(problems[0].dtype(), v1::DTYPE_BF16);
+
+  v1::JobSpec plain = ab;
+  plain.clear_ab();
+  problems = ExpandProblems(op, plain);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].preset(), "small");
+
+  v1::JobSpec named = ab;
+  named.add_problems()->set_preset("small");
+  problems = ExpandProblems(op, named);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].preset(), "small");
+}
+
 }  // namespace
 }  // namespace kbench::api
