@@ -23,6 +23,7 @@
 #include "server/coordinator/health.h"
 #include "server/coordinator/ids.h"
 #include "server/coordinator/matching.h"
+#include "server/store/result_columns.h"
 
 namespace kbench::server {
 namespace {
@@ -297,6 +298,13 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
     if (absl::Status s = api::CheckSize(field, *value, limit); !s.ok()) return s;
   if (!v1::Dtype_IsValid(query.dtype))
     return absl::InvalidArgumentError(absl::StrCat("dtype: unknown value ", query.dtype));
+  if (!v1::CacheMode_IsValid(query.cache_mode))
+    return absl::InvalidArgumentError(absl::StrCat("cache_mode: unknown value ", query.cache_mode));
+  if (!v1::Backend_IsValid(query.backend))
+    return absl::InvalidArgumentError(absl::StrCat("backend: unknown value ", query.backend));
+  if (query.hot_batch < 0 || query.hot_batch > api::kMaxHotBatch)
+    return absl::InvalidArgumentError(
+        absl::StrCat("hot_batch: ", query.hot_batch, " is outside [0, ", api::kMaxHotBatch, "]"));
   if (query.limit <= 0) query.limit = kDefaultHistoryLimit;
   query.limit = std::min(query.limit, kMaxHistoryLimit);
   absl::StatusOr<std::vector<HistoryRow>> rows = store_->History(query);
@@ -492,8 +500,8 @@ absl::Status Coordinator::PublishSnapshot() {
     }
   }
   for (const SeriesPoint& p : *series) {
-    SeriesGauge& g = snap.series[SeriesLabels{p.series.gpu_model, p.series.op, p.series.variant, p.series.shape,
-                                              api::DtypeName(p.series.dtype)}];
+    SeriesGauge& g = snap.series[SeriesLabels{p.series.gpu_model, p.series.op, p.series.variant,
+                                              SeriesLabel(p.series), api::DtypeName(p.series.dtype)}];
     g.median_seconds = p.median_ns * 1e-9;
     g.utilization = p.utilization;
     g.regression = p.verdict == v1::SLOWER;

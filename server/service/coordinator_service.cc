@@ -103,6 +103,9 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
     q.shape = req->shape();
     q.dtype = req->dtype();
     q.limit = req->limit();
+    q.cache_mode = req->cache_mode();
+    q.hot_batch = req->hot_batch();
+    q.backend = req->backend();
     absl::StatusOr<HistoryOutcome> r = coordinator_->GetHistory(std::move(q));
     if (!r.ok()) return ToGrpc(r.status());
     for (const HistoryRow& row : r->points) {
@@ -123,6 +126,9 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
       p->set_baseline_median_ns(row.verdict.baseline_median_ns);
       p->set_series_run_spread(row.series_run_spread);
       p->set_series_baseline_runs(row.series_baseline_runs);
+      p->set_cache_mode(row.series.cache_mode);
+      p->set_hot_batch(row.series.hot_batch);
+      p->set_backend(row.series.backend);
     }
     resp->set_baseline_median_ns(r->baseline_median_ns);
     resp->set_baseline_results(r->baseline_results);

@@ -61,19 +61,21 @@ struct WorkerRecord {
   std::string current_job_id;  // The most recently started job it holds, or empty.
 };
 
-// A performance series: results of one op variant on one problem shape and dtype on one GPU model.
+// A performance series: results of one op variant on one problem shape and dtype on one GPU model,
+// measured the same way (cache mode, hot batch, backend): a HOT result is never judged against COLD
+// baselines, nor a batch of 20 against a batch of 100.
 struct SeriesKey {
   std::string op;
   std::string variant;
-  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal"; "hot").
+  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal").
   v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
   std::string gpu_model;  // Device name of the result.
-  bool operator<(const SeriesKey& o) const {
-    return std::tie(op, variant, shape, dtype, gpu_model) < std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
-  }
-  bool operator==(const SeriesKey& o) const {
-    return std::tie(op, variant, shape, dtype, gpu_model) == std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
-  }
+  v1::CacheMode cache_mode = v1::COLD;     // COLD or HOT (UNSPECIFIED results are COLD).
+  int32_t hot_batch = 1;                   // Launches per sample: 1 for COLD; the batch for HOT (0: unreported).
+  v1::Backend backend = v1::BACKEND_UNSPECIFIED;  // The result's device backend (UNSPECIFIED: not reported).
+  auto Tie() const { return std::tie(op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend); }
+  bool operator<(const SeriesKey& o) const { return Tie() < o.Tie(); }
+  bool operator==(const SeriesKey& o) const { return Tie() == o.Tie(); }
 };
 
 // What the coordinator decided about a result before storing it.
@@ -127,6 +129,9 @@ struct HistoryQuery {
   std::string gpu_model_substring;  // Case-insensitive (ASCII).
   std::string shape;
   v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
+  v1::CacheMode cache_mode = v1::CACHE_MODE_UNSPECIFIED;  // UNSPECIFIED: every mode.
+  int32_t hot_batch = 0;                                  // 0: every batch.
+  v1::Backend backend = v1::BACKEND_UNSPECIFIED;          // UNSPECIFIED: every backend.
   int limit = 100;
 };
 

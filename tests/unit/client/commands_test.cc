@@ -180,7 +180,7 @@ TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
   }
   auto r = Run({"history", "--op", "rmsnorm"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us (3"));
+  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200: baseline 10.0 us (3"));
   EXPECT_THAT(r.out, HasSubstr("j-new"));
   EXPECT_THAT(r.out, HasSubstr("2023-11-14T22:13:20Z"));
   EXPECT_THAT(r.out, HasSubstr("SAME"));
@@ -188,6 +188,20 @@ TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
   EXPECT_THAT(r.out, HasSubstr("+6.00%"));
   EXPECT_LT(r.out.find("j-new"), r.out.find("j-old"));  // Newest first.
   EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST_F(CommandsTest, HistoryFiltersOnCacheModeHotBatchAndBackend) {
+  auto r = Run({"history", "--op", "rmsnorm", "--cache", "hot", "--hot-batch", "20", "--backend", "cuda"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    ASSERT_EQ(fake.history_requests.size(), 1u);
+    EXPECT_EQ(fake.history_requests[0].cache_mode(), v1::HOT);
+    EXPECT_EQ(fake.history_requests[0].hot_batch(), 20);
+    EXPECT_EQ(fake.history_requests[0].backend(), v1::BACKEND_CUDA);
+  }
+  EXPECT_EQ(Run({"history", "--op", "rmsnorm", "--cache", "warm"}).rc, 2);
+  EXPECT_EQ(Run({"history", "--op", "rmsnorm", "--hot-batch", "0"}).rc, 2);
 }
 
 TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
@@ -201,7 +215,7 @@ TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
     auto r = Run({"history", "--op", "rmsnorm", "--format", format});
     EXPECT_EQ(r.rc, 1) << format;
     EXPECT_THAT(r.out, HasSubstr("j-b")) << format;  // The series are still printed.
-    EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200"));
+    EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 cold on NVIDIA H200"));
     EXPECT_THAT(r.err, Not(HasSubstr("v5_tma")));
   }
 }
