@@ -57,6 +57,11 @@ bool HasBaseline(const v1::HistoryPoint& p) {
   return p.verdict() != v1::NO_BASELINE && p.verdict() != v1::VERDICT_UNSPECIFIED && p.baseline_median_ns() > 0;
 }
 
+// "SLOWER", or "SLOWER (muted)" on a series an admin muted: judged and shown, but not alerted on.
+std::string VerdictCell(const v1::HistoryPoint& p) {
+  return p.muted() ? absl::StrCat(v1::Verdict_Name(p.verdict()), " (muted)") : v1::Verdict_Name(p.verdict());
+}
+
 // +5.2% / -3.1%: the median against the baseline's.
 std::string ChangeCell(const v1::HistoryPoint& p) {
   if (!HasBaseline(p)) return "-";
@@ -96,7 +101,7 @@ Table HumanTable(const std::vector<const v1::HistoryPoint*>& points) {
   for (const auto* p : points) {
     t.AddRow({p->job_id(), IsoUtc(p->finished_unix_ms()), FormatDuration(p->median_ns()),
               p->series_baseline_runs() >= 2 ? FormatRse(p->series_run_spread()) : "-",
-              p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", v1::Verdict_Name(p->verdict()),
+              p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", VerdictCell(*p),
               ChangeCell(*p), PValueCell(*p), p->branch().empty() ? "-" : p->branch(),
               p->git_sha().empty() ? "-" : p->git_sha().substr(0, 12)});
   }
@@ -166,7 +171,8 @@ v1::GetHistoryResponse OnlyChanged(const v1::GetHistoryResponse& history) {
 std::vector<std::string> RegressedSeries(absl::string_view op, const v1::GetHistoryResponse& history) {
   std::vector<std::string> regressed;
   for (const auto& points : Series(history))
-    if (points.front()->verdict() == v1::SLOWER) regressed.push_back(SeriesLabel(op, *points.front()));
+    if (points.front()->verdict() == v1::SLOWER && !points.front()->muted())
+      regressed.push_back(SeriesLabel(op, *points.front()));
   return regressed;
 }
 

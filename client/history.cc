@@ -28,7 +28,7 @@ const CommandSpec& HistorySpec() {
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details =
         "A series is (op, variant, shape, dtype, cache mode, hot batch, GPU model, backend): a HOT result is\n"
-        "never judged against COLD runs, nor one batch against another. Each table is one series under a line with its\n"
+        "never judged against COLD runs, nor one batch against another.\nEach table is one series under a line with its\n"
         "baseline (the geometric mean of the main branch's recent run medians) and its run-to-run spread (the\n"
         "relative sd of those run medians: what one run may differ from the next; a result's ±RSE is only the\n"
         "within-run error). Per point: job, finish time (UTC), median, the series' run-to-run spread (±run),\n"
@@ -37,7 +37,8 @@ const CommandSpec& HistorySpec() {
         "The verdict (the same rule as `compare`): SLOWER/FASTER when significant and beyond the threshold,\n"
         "SAME when the change's interval lies within the threshold, AMBIGUOUS otherwise.\n"
         "--regressions lists only the series whose newest point is SLOWER or FASTER.\n"
-        "Exit status: 0 ok; 1 the newest point of some series is SLOWER (a regression: CI can gate on it;\n"
+        "A series an admin muted (`series mute`) shows its verdicts as e.g. SLOWER (muted) and fails nothing.\n"
+        "Exit status: 0 ok; 1 the newest point of some series is SLOWER, not muted (a regression: CI can gate on it;\n"
         "the series are named on stderr), or the service failed; 2 bad flags or invalid request.";
     s.examples = {
         "kbench-client history --op rmsnorm",

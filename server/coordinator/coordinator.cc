@@ -312,13 +312,18 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   HistoryOutcome out;
   out.points = *std::move(rows);
   if (out.points.empty()) return out;
+  absl::StatusOr<std::vector<v1::SeriesControl>> controls = store_->ListSeriesControls(query.op);
+  if (!controls.ok()) return controls.status();
   // Each series' current baseline: its center (the newest series') and its run-to-run spread (all).
   std::map<SeriesKey, std::pair<double, int>> spreads;
   for (size_t i = 0; i < out.points.size(); ++i) {
     HistoryRow& row = out.points[i];
+    const EffectiveControls ec = ControlsFor(*controls, row.series);
+    row.muted = ec.muted;
+    row.threshold_override = ec.threshold.value_or(0);
     auto it = spreads.find(row.series);
     if (it == spreads.end()) {
-      absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(row.series, "");
+      absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(row.series, "", "", ec.step_after_ms);
       if (!baseline.ok()) return baseline.status();
       const api::RunJudgment j = api::JudgeRuns({}, (*baseline)->runs, config_.regression);
       it = spreads.emplace(row.series, std::pair{api::RunSpread((*baseline)->runs), j.baseline_runs}).first;
@@ -331,6 +336,20 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
     row.series_baseline_runs = it->second.second;
   }
   return out;
+}
+
+absl::StatusOr<v1::SeriesControl> Coordinator::SetSeriesControl(v1::SeriesControl control, absl::string_view who) {
+  if (absl::Status s = CheckSeriesControl(control); !s.ok()) return s;
+  const int64_t now = clock_->NowUnixMs();
+  control.set_set_by(std::string(who));
+  control.set_set_unix_ms(now);
+  if (control.kind() == v1::SERIES_STEP && control.at_unix_ms() == 0) control.set_at_unix_ms(now);
+  return store_->InsertSeriesControl(control);
+}
+
+absl::StatusOr<std::vector<v1::SeriesControl>> Coordinator::ListSeriesControls(absl::string_view op) {
+  if (absl::Status s = api::CheckSize("op", op, api::kMaxNameBytes); !s.ok()) return s;
+  return store_->ListSeriesControls(op);
 }
 
 absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info) {
@@ -408,11 +427,11 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
 }
 
 absl::StatusOr<PooledBaseline> Coordinator::Reference(const SeriesKey& series, absl::string_view exclude_job_id,
-                                                      absl::string_view also_exclude) {
+                                                      absl::string_view also_exclude, int64_t after_ms) {
   PooledBaseline out;
   if (config_.regression.reference_results <= 0) return out;
   absl::StatusOr<std::vector<BaselineResult>> rows = store_->ReferenceResults(
-      series, config_.baseline_branch, config_.regression.reference_results, exclude_job_id);
+      series, config_.baseline_branch, config_.regression.reference_results, exclude_job_id, after_ms);
   if (!rows.ok()) return rows.status();
   for (const BaselineResult& row : *rows)
     if (also_exclude.empty() || row.job_id != also_exclude) out.runs.push_back(api::RunObservation{row.median_ns, 0});
@@ -422,11 +441,12 @@ absl::StatusOr<PooledBaseline> Coordinator::Reference(const SeriesKey& series, a
 
 absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(const SeriesKey& series,
                                                                             absl::string_view exclude_job_id,
-                                                                            absl::string_view also_exclude) {
+                                                                            absl::string_view also_exclude,
+                                                                            int64_t after_ms) {
   const std::shared_ptr<const BaselineCache::Entry> previous = baselines_.Find(series);
   absl::StatusOr<std::vector<BaselineResult>> rows =
       store_->BaselineResults(series, config_.baseline_branch, config_.regression.baseline_results, exclude_job_id,
-                              BaselineCache::Have(previous));
+                              BaselineCache::Have(previous), after_ms);
   if (!rows.ok()) return rows.status();
   if (!also_exclude.empty())
     std::erase_if(*rows, [&](const BaselineResult& row) { return row.job_id == also_exclude; });
@@ -472,6 +492,8 @@ absl::Status Coordinator::PublishSnapshot() {
   snap.running = (*counts)[v1::RUNNING];
   absl::StatusOr<std::vector<SeriesPoint>> series = store_->ListSeries();
   if (!series.ok()) return series.status();
+  absl::StatusOr<std::vector<v1::SeriesControl>> controls = store_->ListSeriesControls("");
+  if (!controls.ok()) return controls.status();
   const int64_t now = clock_->NowUnixMs();
   std::vector<HealthInput> health_inputs;
   for (const WorkerRecord& w : *workers) {
@@ -504,7 +526,8 @@ absl::Status Coordinator::PublishSnapshot() {
                                               SeriesLabel(p.series), api::DtypeName(p.series.dtype)}];
     g.median_seconds = p.median_ns * 1e-9;
     g.utilization = p.utilization;
-    g.regression = p.verdict == v1::SLOWER;
+    // A muted series keeps its verdict but raises no alert.
+    g.regression = Alerts(p.verdict, ControlsFor(*controls, p.series));
   }
   observer_->Snapshot(snap);
   return absl::OkStatus();

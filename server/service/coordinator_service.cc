@@ -129,9 +129,32 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
       p->set_cache_mode(row.series.cache_mode);
       p->set_hot_batch(row.series.hot_batch);
       p->set_backend(row.series.backend);
+      p->set_muted(row.muted);
+      p->set_threshold_override(row.threshold_override);
     }
     resp->set_baseline_median_ns(r->baseline_median_ns);
     resp->set_baseline_results(r->baseline_results);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::SetSeriesControl(grpc::ServerContext* context, const v1::SetSeriesControlRequest* req,
+                                                  v1::SetSeriesControlResponse* resp) {
+  return Gated([&] {
+    const std::string who = caller_name_ && context != nullptr ? caller_name_(*context) : "";
+    absl::StatusOr<v1::SeriesControl> r = coordinator_->SetSeriesControl(req->control(), who);
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp->mutable_control() = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest* req,
+                                                    v1::ListSeriesControlsResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<v1::SeriesControl>> r = coordinator_->ListSeriesControls(req->op());
+    if (!r.ok()) return ToGrpc(r.status());
+    for (v1::SeriesControl& c : *r) *resp->add_controls() = std::move(c);
     return grpc::Status::OK;
   });
 }

@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMigrationLockKey = 0x6b62656e6368;  // "kbench"
 
 // Step i brings the schema from version i to version i + 1.
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     // 1: jobs, results, workers.
     R"sql(
 CREATE TABLE jobs (
@@ -117,6 +117,18 @@ ALTER TABLE series
 ALTER TABLE series DROP CONSTRAINT series_pkey;  -- Before the update: "x hot" becomes "x" beside a cold "x".
 UPDATE series SET cache_mode = 2, shape = substr(shape, 1, length(shape) - 4) WHERE shape LIKE '% hot';
 ALTER TABLE series ADD PRIMARY KEY (op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend);
+)sql",
+    // 4: admin controls of the series (threshold overrides, mutes, known steps), never edited.
+    R"sql(
+CREATE TABLE series_controls (
+  id       BIGSERIAL PRIMARY KEY,  -- Increasing: the latest control is the greatest id.
+  op       TEXT NOT NULL,
+  kind     BIGINT NOT NULL,        -- kbench.v1.SeriesControlKind.
+  control  BYTEA NOT NULL,         -- Serialized kbench.v1.SeriesControl (without its id).
+  set_by   TEXT NOT NULL,          -- The admin token's name.
+  set_ms   BIGINT NOT NULL
+);
+CREATE INDEX series_controls_by_op ON series_controls(op, id);
 )sql",
 };
 

@@ -13,13 +13,14 @@ using pg::Rows;
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::BaselineResults(const SeriesKey& series,
                                                                            absl::string_view branch, int limit,
                                                                            absl::string_view exclude_job_id,
-                                                                           const HaveSamples& have_samples) {
+                                                                           const HaveSamples& have_samples,
+                                                                           int64_t after_ms) {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
     // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
     absl::StatusOr<Rows> r = c.Query(R"sql(
 SELECT job_id, median_ns, samples, attempt, idx, xmin::text::bigint FROM results
 WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12
+  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
 ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
                                      Params()
                                          .Text(series.op)
@@ -33,7 +34,8 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
                                          .Int(limit)
                                          .Int(series.cache_mode)
                                          .Int(series.hot_batch)
-                                         .Int(series.backend));
+                                         .Int(series.backend)
+                                         .Int(after_ms));
     if (!r.ok()) return r.status();
     std::vector<BaselineResult> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -52,12 +54,13 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
 
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::ReferenceResults(const SeriesKey& series,
                                                                             absl::string_view branch, int limit,
-                                                                            absl::string_view exclude_job_id) {
+                                                                            absl::string_view exclude_job_id,
+                                                                            int64_t after_ms) {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
     absl::StatusOr<Rows> r = c.Query(R"sql(
 SELECT job_id, median_ns, attempt, idx, xmin::text::bigint FROM results
 WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12
+  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
 ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
                                      Params()
                                          .Text(series.op)
@@ -71,7 +74,8 @@ ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
                                          .Int(limit)
                                          .Int(series.cache_mode)
                                          .Int(series.hot_batch)
-                                         .Int(series.backend));
+                                         .Int(series.backend)
+                                         .Int(after_ms));
     if (!r.ok()) return r.status();
     std::vector<BaselineResult> out;
     for (int i = 0; i < r->size(); ++i) {

@@ -14,7 +14,7 @@ namespace kbench::server::sqlite {
 namespace {
 
 // Step i brings the schema from version i to version i + 1.
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     // 1: jobs, results, workers.
     R"sql(
 CREATE TABLE jobs (
@@ -129,6 +129,18 @@ SELECT op, variant, CASE WHEN shape LIKE '% hot' THEN substr(shape, 1, length(sh
 FROM series;
 DROP TABLE series;
 ALTER TABLE series_v3 RENAME TO series;
+)sql",
+    // 4: admin controls of the series (threshold overrides, mutes, known steps), never edited.
+    R"sql(
+CREATE TABLE series_controls (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,  -- Never reused: the latest control is the greatest id.
+  op       TEXT NOT NULL,                      -- The scope's op.
+  kind     INTEGER NOT NULL,                   -- kbench.v1.SeriesControlKind.
+  control  BLOB NOT NULL,                      -- Serialized kbench.v1.SeriesControl (without its id).
+  set_by   TEXT NOT NULL,                      -- The admin token's name.
+  set_ms   INTEGER NOT NULL
+);
+CREATE INDEX series_controls_by_op ON series_controls(op, id);
 )sql",
 };
 

@@ -12,13 +12,14 @@ using sqlite::Statement;
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
                                                                          absl::string_view branch, int limit,
                                                                          absl::string_view exclude_job_id,
-                                                                         const HaveSamples& have_samples) {
+                                                                         const HaveSamples& have_samples,
+                                                                         int64_t after_ms) {
   absl::MutexLock lock(&mu_);
   // The rowid is the revision: INSERT OR REPLACE gives the new row a rowid above every existing one.
   Statement q(statements_.get(), R"sql(
 SELECT job_id, median_ns, samples, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
-  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12
+  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
 ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
   q.BindText(1, series.op)
       .BindText(2, series.variant)
@@ -31,7 +32,8 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
       .Bind(9, int64_t{limit})
       .Bind(10, int64_t{series.cache_mode})
       .Bind(11, int64_t{series.hot_batch})
-      .Bind(12, int64_t{series.backend});
+      .Bind(12, int64_t{series.backend})
+      .Bind(13, after_ms);
   std::vector<BaselineResult> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -52,12 +54,13 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
 
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::ReferenceResults(const SeriesKey& series,
                                                                           absl::string_view branch, int limit,
-                                                                          absl::string_view exclude_job_id) {
+                                                                          absl::string_view exclude_job_id,
+                                                                          int64_t after_ms) {
   absl::MutexLock lock(&mu_);
   Statement q(statements_.get(), R"sql(
 SELECT job_id, median_ns, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
-  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12
+  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
 ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
   q.BindText(1, series.op)
       .BindText(2, series.variant)
@@ -70,7 +73,8 @@ ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
       .Bind(9, int64_t{limit})
       .Bind(10, int64_t{series.cache_mode})
       .Bind(11, int64_t{series.hot_batch})
-      .Bind(12, int64_t{series.backend});
+      .Bind(12, int64_t{series.backend})
+      .Bind(13, after_ms);
   std::vector<BaselineResult> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
