@@ -338,20 +338,6 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   return out;
 }
 
-absl::StatusOr<v1::SeriesControl> Coordinator::SetSeriesControl(v1::SeriesControl control, absl::string_view who) {
-  if (absl::Status s = CheckSeriesControl(control); !s.ok()) return s;
-  const int64_t now = clock_->NowUnixMs();
-  control.set_set_by(std::string(who));
-  control.set_set_unix_ms(now);
-  if (control.kind() == v1::SERIES_STEP && control.at_unix_ms() == 0) control.set_at_unix_ms(now);
-  return store_->InsertSeriesControl(control);
-}
-
-absl::StatusOr<std::vector<v1::SeriesControl>> Coordinator::ListSeriesControls(absl::string_view op) {
-  if (absl::Status s = api::CheckSize("op", op, api::kMaxNameBytes); !s.ok()) return s;
-  return store_->ListSeriesControls(op);
-}
-
 absl::StatusOr<RegisterOutcome> Coordinator::RegisterWorker(v1::WorkerInfo info) {
   if (absl::Status s = api::CheckWorkerInfoBounds("info", info); !s.ok()) return s;
   bool keep_id = false;
