@@ -142,7 +142,7 @@ int CallError(Io& io, absl::string_view command, const absl::Status& status, abs
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {SubmitSpec, RunSubmit},   {StatusSpec, RunStatus},   {ResultsSpec, RunResults},
-      {HistorySpec, RunHistory}, {CompareSpec, RunCompare}, {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels}, {PlotSpec, RunPlot},
+      {HistorySpec, RunHistory}, {SeriesSpec, RunSeries}, {CompareSpec, RunCompare}, {WorkersSpec, RunWorkers}, {KernelsSpec, RunKernels}, {PlotSpec, RunPlot},
   };
   return commands;
 }

@@ -91,6 +91,8 @@ const CommandSpec& KernelsSpec();
 int RunKernels(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 const CommandSpec& HistorySpec();
 int RunHistory(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
+const CommandSpec& SeriesSpec();
+int RunSeries(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 const CommandSpec& CompareSpec();
 int RunCompare(const std::vector<std::string>& args, const ConnectionFlags& globals, Io& io);
 

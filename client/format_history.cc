@@ -14,12 +14,25 @@ namespace kbench::client {
 namespace {
 
 std::string SeriesKey(const v1::HistoryPoint& p) {
-  return absl::StrCat(p.variant(), "\x1f", p.shape(), "\x1f", p.dtype(), "\x1f", p.gpu_model());
+  return absl::StrCat(p.variant(), "\x1f", p.shape(), "\x1f", p.dtype(), "\x1f", p.gpu_model(), "\x1f",
+                      p.cache_mode(), "\x1f", p.hot_batch(), "\x1f", p.backend());
+}
+
+// How the series was measured: "cold", "hot batch 20"; the backend after the device ("cuda").
+std::string MeasuredText(const v1::HistoryPoint& p) {
+  if (p.cache_mode() != v1::HOT) return "cold";
+  return p.hot_batch() > 0 ? absl::StrCat("hot batch ", p.hot_batch()) : "hot";
+}
+
+// " (cuda)"; nothing when the results did not report their backend.
+std::string BackendText(const v1::HistoryPoint& p) {
+  return p.backend() == v1::BACKEND_UNSPECIFIED ? "" : absl::StrCat(" (", api::BackendName(p.backend()), ")");
 }
 
 std::string SeriesLabel(absl::string_view op, const v1::HistoryPoint& p) {
   return absl::StrCat(op, " ", p.variant().empty() ? "-" : p.variant(), " ", p.shape().empty() ? "-" : p.shape(), " ",
-                      api::DtypeName(p.dtype()), " on ", p.gpu_model().empty() ? "unknown device" : p.gpu_model());
+                      api::DtypeName(p.dtype()), " ", MeasuredText(p), " on ",
+                      p.gpu_model().empty() ? "unknown device" : p.gpu_model(), BackendText(p));
 }
 
 // Series in order of first appearance (the points come newest first, so the first point of each
@@ -42,6 +55,11 @@ std::string IsoUtc(int64_t unix_ms) {
 
 bool HasBaseline(const v1::HistoryPoint& p) {
   return p.verdict() != v1::NO_BASELINE && p.verdict() != v1::VERDICT_UNSPECIFIED && p.baseline_median_ns() > 0;
+}
+
+// "SLOWER", or "SLOWER (muted)" on a series an admin muted: judged and shown, but not alerted on.
+std::string VerdictCell(const v1::HistoryPoint& p) {
+  return p.muted() ? absl::StrCat(v1::Verdict_Name(p.verdict()), " (muted)") : v1::Verdict_Name(p.verdict());
 }
 
 // +5.2% / -3.1%: the median against the baseline's.
@@ -83,7 +101,7 @@ Table HumanTable(const std::vector<const v1::HistoryPoint*>& points) {
   for (const auto* p : points) {
     t.AddRow({p->job_id(), IsoUtc(p->finished_unix_ms()), FormatDuration(p->median_ns()),
               p->series_baseline_runs() >= 2 ? FormatRse(p->series_run_spread()) : "-",
-              p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", v1::Verdict_Name(p->verdict()),
+              p->utilization() > 0 ? FormatPercent(p->utilization()) : "-", VerdictCell(*p),
               ChangeCell(*p), PValueCell(*p), p->branch().empty() ? "-" : p->branch(),
               p->git_sha().empty() ? "-" : p->git_sha().substr(0, 12)});
   }
@@ -94,14 +112,17 @@ Table CsvTable(absl::string_view op, const v1::GetHistoryResponse& history) {
   Table t;
   t.header = {"op",          "variant", "shape",           "dtype",   "gpu_model", "job_id", "finished_unix_ms",
               "median_ns",   "utilization", "verdict",     "change_fraction", "p_value", "branch", "git_sha",
-              "baseline_median_ns", "series_run_spread", "series_baseline_runs"};
+              "baseline_median_ns", "series_run_spread", "series_baseline_runs", "cache_mode", "hot_batch",
+              "backend"};
   for (const auto& points : Series(history)) {
     for (const auto* p : points) {
       t.AddRow({std::string(op), p->variant(), p->shape(), api::DtypeName(p->dtype()), p->gpu_model(), p->job_id(),
                 absl::StrCat(p->finished_unix_ms()), FormatExact(p->median_ns()), FormatExact(p->utilization()),
                 v1::Verdict_Name(p->verdict()), FormatExact(p->change_fraction()), FormatExact(p->p_value()),
                 p->branch(), p->git_sha(), FormatExact(p->baseline_median_ns()),
-                FormatExact(p->series_run_spread()), absl::StrCat(p->series_baseline_runs())});
+                FormatExact(p->series_run_spread()), absl::StrCat(p->series_baseline_runs()),
+                p->cache_mode() == v1::HOT ? "hot" : "cold", absl::StrCat(p->hot_batch()),
+                p->backend() == v1::BACKEND_UNSPECIFIED ? "" : api::BackendName(p->backend())});
     }
   }
   return t;
@@ -150,7 +171,8 @@ v1::GetHistoryResponse OnlyChanged(const v1::GetHistoryResponse& history) {
 std::vector<std::string> RegressedSeries(absl::string_view op, const v1::GetHistoryResponse& history) {
   std::vector<std::string> regressed;
   for (const auto& points : Series(history))
-    if (points.front()->verdict() == v1::SLOWER) regressed.push_back(SeriesLabel(op, *points.front()));
+    if (points.front()->verdict() == v1::SLOWER && !points.front()->muted())
+      regressed.push_back(SeriesLabel(op, *points.front()));
   return regressed;
 }
 

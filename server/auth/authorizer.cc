@@ -24,6 +24,8 @@ constexpr std::pair<absl::string_view, Requirement> kRules[] = {
     {"ListWorkers", Requirement::kAnyToken},
     {"ListKernels", Requirement::kAnyToken},
     {"GetHistory", Requirement::kAnyToken},
+    {"SetSeriesControl", Requirement::kAdminRole},
+    {"ListSeriesControls", Requirement::kAnyToken},
     {"RegisterWorker", Requirement::kWorkerRole},
     {"Heartbeat", Requirement::kWorkerRole},
     {"LeaseJob", Requirement::kWorkerRole},
@@ -85,6 +87,8 @@ bool Satisfies(RoleSet roles, Requirement requirement) {
       return roles.Has(Role::kWorker);
     case Requirement::kPluginRole:
       return roles.Has(Role::kPlugin);
+    case Requirement::kAdminRole:
+      return false;  // Admin alone, checked above.
   }
   return false;
 }
@@ -116,6 +120,9 @@ absl::Status Authorizer::Check(absl::string_view method, const std::vector<absl:
   const absl::string_view name = ShortName(method);
   if (!requirement) return absl::PermissionDeniedError(absl::StrCat("no access rule for method ", name));
   if (!Satisfies(entry.roles, *requirement)) {
+    if (*requirement == Requirement::kAdminRole)
+      return absl::PermissionDeniedError(absl::StrCat("token '", entry.name, "' (role ", entry.roles.ToString(),
+                                                      ") may not call ", name, ": it needs the admin role"));
     const absl::string_view needed = *requirement == Requirement::kSubmitRole   ? "submit"
                                      : *requirement == Requirement::kPluginRole ? "plugin"
                                                                                 : "worker";
@@ -128,6 +135,14 @@ absl::Status Authorizer::Check(absl::string_view method, const std::vector<absl:
         "token '%s' is over its rate limit (%g requests/s, burst %g); retry later", entry.name,
         limiter_->rate_per_second(), limiter_->burst()));
   return absl::OkStatus();
+}
+
+std::string Authorizer::CallerName(const std::vector<absl::string_view>& authorization) const {
+  if (authorization.size() != 1) return "";
+  const std::optional<absl::string_view> token = BearerToken(authorization[0]);
+  if (!token) return "";
+  const std::optional<size_t> index = tokens_->Find(*token);
+  return index ? tokens_->entry(*index).name : "";
 }
 
 }  // namespace kbench::server::auth

@@ -1,6 +1,7 @@
 // Who may call what on the Coordinator service. Each rpc requires any valid token (reads), the
 // submit role (Submit, CancelJob), the worker role (the worker rpcs, GetPlugin) or the plugin role
-// (UploadPlugin: code the fleet will run); admin satisfies every rule. The Worker service of a
+// (UploadPlugin: code the fleet will run) or the admin role alone (SetSeriesControl: muting,
+// threshold overrides and steps of the regression series); admin satisfies every rule. The Worker service of a
 // worker that takes jobs straight from a caller has rules too (by gRPC path, "/kbench.v1.Worker/RunJob"):
 // RunJob takes the submit role, GetInfo any token.
 // Authorizer::Check turns a call's `authorization` metadata into the decision:
@@ -20,7 +21,7 @@
 
 namespace kbench::server::auth {
 
-enum class Requirement { kAnyToken, kSubmitRole, kWorkerRole, kPluginRole };
+enum class Requirement { kAnyToken, kSubmitRole, kWorkerRole, kPluginRole, kAdminRole };
 
 // The rule of a Coordinator rpc, by its name in the proto ("Submit") or its gRPC path
 // ("/kbench.v1.Coordinator/Submit"). nullopt for a method without a rule: Check denies it.
@@ -43,6 +44,9 @@ class Authorizer {
 
   // The decision on a call of `method` that carried these `authorization` header values.
   absl::Status Check(absl::string_view method, const std::vector<absl::string_view>& authorization) const;
+  // The name of the token these headers carry (recorded with what an admin changes); "" when they
+  // carry no known token.
+  std::string CallerName(const std::vector<absl::string_view>& authorization) const;
 
  private:
   const TokenStore* tokens_;

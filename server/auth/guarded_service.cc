@@ -7,12 +7,24 @@
 
 namespace kbench::server::auth {
 
-grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method) {
+namespace {
+
+std::vector<absl::string_view> AuthorizationOf(const grpc::ServerContext& context) {
   std::vector<absl::string_view> authorization;
-  const auto range = context->client_metadata().equal_range("authorization");
+  const auto range = context.client_metadata().equal_range("authorization");
   for (auto it = range.first; it != range.second; ++it)
     authorization.emplace_back(it->second.data(), it->second.size());
-  return api::ToGrpc(authorizer.Check(method, authorization));
+  return authorization;
+}
+
+}  // namespace
+
+grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method) {
+  return api::ToGrpc(authorizer.Check(method, AuthorizationOf(*context)));
+}
+
+std::string CallerName(const Authorizer& authorizer, const grpc::ServerContext& context) {
+  return authorizer.CallerName(AuthorizationOf(context));
 }
 
 grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContext* context, absl::string_view method) const {
@@ -35,6 +47,8 @@ KBENCH_GUARDED_RPC(GetResults, GetResultsRequest, GetResultsResponse)
 KBENCH_GUARDED_RPC(ListWorkers, ListWorkersRequest, ListWorkersResponse)
 KBENCH_GUARDED_RPC(ListKernels, ListKernelsRequest, ListKernelsResponse)
 KBENCH_GUARDED_RPC(GetHistory, GetHistoryRequest, GetHistoryResponse)
+KBENCH_GUARDED_RPC(SetSeriesControl, SetSeriesControlRequest, SetSeriesControlResponse)
+KBENCH_GUARDED_RPC(ListSeriesControls, ListSeriesControlsRequest, ListSeriesControlsResponse)
 KBENCH_GUARDED_RPC(RegisterWorker, RegisterWorkerRequest, RegisterWorkerResponse)
 KBENCH_GUARDED_RPC(Heartbeat, HeartbeatRequest, HeartbeatResponse)
 KBENCH_GUARDED_RPC(LeaseJob, LeaseJobRequest, LeaseJobResponse)

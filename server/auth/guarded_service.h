@@ -26,6 +26,10 @@ class GuardedCoordinatorService final : public v1::Coordinator::Service {
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*, v1::ListWorkersResponse*) override;
   grpc::Status ListKernels(grpc::ServerContext*, const v1::ListKernelsRequest*, v1::ListKernelsResponse*) override;
   grpc::Status GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest*, v1::GetHistoryResponse*) override;
+  grpc::Status SetSeriesControl(grpc::ServerContext*, const v1::SetSeriesControlRequest*,
+                                v1::SetSeriesControlResponse*) override;
+  grpc::Status ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest*,
+                                  v1::ListSeriesControlsResponse*) override;
   grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest*,
                               v1::RegisterWorkerResponse*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override;
@@ -64,5 +68,7 @@ class GuardedWorkerService final : public v1::Worker::Service {
 
 // The Authorizer's decision on a call of `method`, from its `authorization` metadata.
 grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method);
+// The name of the token a call carries; "" without a known one.
+std::string CallerName(const Authorizer& authorizer, const grpc::ServerContext& context);
 
 }  // namespace kbench::server::auth

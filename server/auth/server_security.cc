@@ -137,6 +137,10 @@ grpc::Service* ServerSecurity::Guard(v1::Worker::Service* inner) {
   return worker_guard_.get();
 }
 
+std::string ServerSecurity::CallerName(const grpc::ServerContext& context) const {
+  return authorizer_ == nullptr ? "" : auth::CallerName(*authorizer_, context);
+}
+
 std::string ServerSecurity::Describe() const {
   std::string out;
   if (options_.tls_cert_path.empty())

@@ -60,6 +60,8 @@ class ServerSecurity {
   const std::string& warning() const { return warning_; }
 
   bool tokens_enabled() const { return tokens_ != nullptr; }
+  // The name of the token a call carries (recorded with admin changes); "" without tokens.
+  std::string CallerName(const grpc::ServerContext& context) const;
 
  private:
   ServerSecurity() = default;

@@ -23,6 +23,7 @@
 #include "server/coordinator/health.h"
 #include "server/coordinator/ids.h"
 #include "server/coordinator/matching.h"
+#include "server/store/result_columns.h"
 
 namespace kbench::server {
 namespace {
@@ -297,6 +298,13 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
     if (absl::Status s = api::CheckSize(field, *value, limit); !s.ok()) return s;
   if (!v1::Dtype_IsValid(query.dtype))
     return absl::InvalidArgumentError(absl::StrCat("dtype: unknown value ", query.dtype));
+  if (!v1::CacheMode_IsValid(query.cache_mode))
+    return absl::InvalidArgumentError(absl::StrCat("cache_mode: unknown value ", query.cache_mode));
+  if (!v1::Backend_IsValid(query.backend))
+    return absl::InvalidArgumentError(absl::StrCat("backend: unknown value ", query.backend));
+  if (query.hot_batch < 0 || query.hot_batch > api::kMaxHotBatch)
+    return absl::InvalidArgumentError(
+        absl::StrCat("hot_batch: ", query.hot_batch, " is outside [0, ", api::kMaxHotBatch, "]"));
   if (query.limit <= 0) query.limit = kDefaultHistoryLimit;
   query.limit = std::min(query.limit, kMaxHistoryLimit);
   absl::StatusOr<std::vector<HistoryRow>> rows = store_->History(query);
@@ -304,13 +312,18 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
   HistoryOutcome out;
   out.points = *std::move(rows);
   if (out.points.empty()) return out;
+  absl::StatusOr<std::vector<v1::SeriesControl>> controls = store_->ListSeriesControls(query.op);
+  if (!controls.ok()) return controls.status();
   // Each series' current baseline: its center (the newest series') and its run-to-run spread (all).
   std::map<SeriesKey, std::pair<double, int>> spreads;
   for (size_t i = 0; i < out.points.size(); ++i) {
     HistoryRow& row = out.points[i];
+    const EffectiveControls ec = ControlsFor(*controls, row.series);
+    row.muted = ec.muted;
+    row.threshold_override = ec.threshold.value_or(0);
     auto it = spreads.find(row.series);
     if (it == spreads.end()) {
-      absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(row.series, "");
+      absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(row.series, "", "", ec.step_after_ms);
       if (!baseline.ok()) return baseline.status();
       const api::RunJudgment j = api::JudgeRuns({}, (*baseline)->runs, config_.regression);
       it = spreads.emplace(row.series, std::pair{api::RunSpread((*baseline)->runs), j.baseline_runs}).first;
@@ -400,11 +413,11 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
 }
 
 absl::StatusOr<PooledBaseline> Coordinator::Reference(const SeriesKey& series, absl::string_view exclude_job_id,
-                                                      absl::string_view also_exclude) {
+                                                      absl::string_view also_exclude, int64_t after_ms) {
   PooledBaseline out;
   if (config_.regression.reference_results <= 0) return out;
   absl::StatusOr<std::vector<BaselineResult>> rows = store_->ReferenceResults(
-      series, config_.baseline_branch, config_.regression.reference_results, exclude_job_id);
+      series, config_.baseline_branch, config_.regression.reference_results, exclude_job_id, after_ms);
   if (!rows.ok()) return rows.status();
   for (const BaselineResult& row : *rows)
     if (also_exclude.empty() || row.job_id != also_exclude) out.runs.push_back(api::RunObservation{row.median_ns, 0});
@@ -414,11 +427,12 @@ absl::StatusOr<PooledBaseline> Coordinator::Reference(const SeriesKey& series, a
 
 absl::StatusOr<std::shared_ptr<const PooledBaseline>> Coordinator::Baseline(const SeriesKey& series,
                                                                             absl::string_view exclude_job_id,
-                                                                            absl::string_view also_exclude) {
+                                                                            absl::string_view also_exclude,
+                                                                            int64_t after_ms) {
   const std::shared_ptr<const BaselineCache::Entry> previous = baselines_.Find(series);
   absl::StatusOr<std::vector<BaselineResult>> rows =
       store_->BaselineResults(series, config_.baseline_branch, config_.regression.baseline_results, exclude_job_id,
-                              BaselineCache::Have(previous));
+                              BaselineCache::Have(previous), after_ms);
   if (!rows.ok()) return rows.status();
   if (!also_exclude.empty())
     std::erase_if(*rows, [&](const BaselineResult& row) { return row.job_id == also_exclude; });
@@ -464,6 +478,8 @@ absl::Status Coordinator::PublishSnapshot() {
   snap.running = (*counts)[v1::RUNNING];
   absl::StatusOr<std::vector<SeriesPoint>> series = store_->ListSeries();
   if (!series.ok()) return series.status();
+  absl::StatusOr<std::vector<v1::SeriesControl>> controls = store_->ListSeriesControls("");
+  if (!controls.ok()) return controls.status();
   const int64_t now = clock_->NowUnixMs();
   std::vector<HealthInput> health_inputs;
   for (const WorkerRecord& w : *workers) {
@@ -492,11 +508,12 @@ absl::Status Coordinator::PublishSnapshot() {
     }
   }
   for (const SeriesPoint& p : *series) {
-    SeriesGauge& g = snap.series[SeriesLabels{p.series.gpu_model, p.series.op, p.series.variant, p.series.shape,
-                                              api::DtypeName(p.series.dtype)}];
+    SeriesGauge& g = snap.series[SeriesLabels{p.series.gpu_model, p.series.op, p.series.variant,
+                                              SeriesLabel(p.series), api::DtypeName(p.series.dtype)}];
     g.median_seconds = p.median_ns * 1e-9;
     g.utilization = p.utilization;
-    g.regression = p.verdict == v1::SLOWER;
+    // A muted series keeps its verdict but raises no alert.
+    g.regression = Alerts(p.verdict, ControlsFor(*controls, p.series));
   }
   observer_->Snapshot(snap);
   return absl::OkStatus();

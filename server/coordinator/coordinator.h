@@ -115,6 +115,12 @@ class Coordinator {
   // A series' history with verdicts. INVALID_ARGUMENT without op or with an unknown dtype;
   // limit <= 0: 100; capped at 1000.
   absl::StatusOr<HistoryOutcome> GetHistory(HistoryQuery query);
+  // Admin controls of the series (series_controls.h; the caller checks the admin role). Records the
+  // control with who (the caller's token name; "" without tokens) and now; a step without a time is at
+  // now. INVALID_ARGUMENT naming the field (CheckSeriesControl).
+  absl::StatusOr<v1::SeriesControl> SetSeriesControl(v1::SeriesControl control, absl::string_view who);
+  // op empty: every op. In id order.
+  absl::StatusOr<std::vector<v1::SeriesControl>> ListSeriesControls(absl::string_view op);
 
   // Worker side.
   // Checks every field against its limit (api/message_bounds.h). Keeps info.worker_id when it names a
@@ -155,12 +161,14 @@ class Coordinator {
   // baselines_ supplies the samples it holds.
   // The series' pinned reference (its oldest main-branch runs), leaving out both jobs; empty when
   // config.regression.reference_results is 0.
+  // after_ms: the series' last known step (results finished after it only; 0: none).
   absl::StatusOr<PooledBaseline> Reference(const SeriesKey& series, absl::string_view exclude_job_id,
-                                           absl::string_view also_exclude);
+                                           absl::string_view also_exclude, int64_t after_ms = 0);
   // also_exclude: a second job left out (the job a re-run confirms).
   absl::StatusOr<std::shared_ptr<const PooledBaseline>> Baseline(const SeriesKey& series,
                                                                  absl::string_view exclude_job_id,
-                                                                 absl::string_view also_exclude = "");
+                                                                 absl::string_view also_exclude = "",
+                                                                 int64_t after_ms = 0);
   // Submit's checks of an ordinary job against the catalog (resolving its problems in place), and of
   // a plugin or A/B job (its plugins stored; with the workers' own suite on both sides, its op and pairs).
   absl::Status ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog, const std::vector<const v1::WorkerInfo*>& all,

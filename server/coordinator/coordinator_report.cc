@@ -113,20 +113,27 @@ absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::J
     if (got.ok()) originals = *std::move(got);
     else if (!absl::IsNotFound(got.status())) return got.status();
   }
+  // The admin controls (threshold overrides, mutes, steps): a few rows, read once per report.
+  absl::StatusOr<std::vector<v1::SeriesControl>> controls = store_->ListSeriesControls("");
+  if (!controls.ok()) return controls.status();
   std::vector<ResultVerdict> verdicts(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
     const v1::Result& r = results[i];
     // A plugin's variant is not the series of the suite's variant of that name: no verdict against it.
     if (r.status() != v1::OK || !r.plugin_sha256().empty()) continue;
     const SeriesKey series = SeriesOf(r);
-    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline = Baseline(series, job.job_id(), confirms);
+    const EffectiveControls ec = ControlsFor(*controls, series);
+    const RegressionConfig rule = ForSeries(config_.regression, ec);
+    // A known step restarts both the baseline and the pinned reference after it.
+    absl::StatusOr<std::shared_ptr<const PooledBaseline>> baseline =
+        Baseline(series, job.job_id(), confirms, ec.step_after_ms);
     if (!baseline.ok()) return baseline.status();
-    absl::StatusOr<PooledBaseline> reference = Reference(series, job.job_id(), confirms);
+    absl::StatusOr<PooledBaseline> reference = Reference(series, job.job_id(), confirms, ec.step_after_ms);
     if (!reference.ok()) return reference.status();
     const api::RunObservation run = RunOf(r);
     const int samples = r.timing().samples_ns().empty() ? -1 : r.timing().samples_ns_size();
-    RegressionAnalysis a = AnalyzeRuns(std::span<const api::RunObservation>(&run, 1), samples, **baseline,
-                                       &*reference, config_.regression);
+    RegressionAnalysis a =
+        AnalyzeRuns(std::span<const api::RunObservation>(&run, 1), samples, **baseline, &*reference, rule);
     // Only preset problems become gauges: their shapes are a bounded set, explicit shapes are not.
     bool tracked = on_baseline_branch && !r.problem().preset().empty();
     const auto original = std::find_if(originals.begin(), originals.end(), [&](const v1::Result& o) {
@@ -134,8 +141,9 @@ absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::J
     });
     if (original != originals.end()) {
       // The re-run's verdict is the confirmation: both runs together against the baseline.
-      a = ConfirmRuns(RunOf(*original), run, samples, **baseline, &*reference, config_.regression);
-    } else if (confirms.empty() && config_.confirm_regressions && NeedsConfirmation(a, config_.regression)) {
+      a = ConfirmRuns(RunOf(*original), run, samples, **baseline, &*reference, rule);
+    } else if (confirms.empty() && config_.confirm_regressions && !ec.muted && NeedsConfirmation(a, rule)) {
+      // A muted series is not alerted on, so its SLOWER needs no confirming re-run.
       to_confirm->push_back(i);
       tracked = false;  // The gauge (and its alert) waits for the re-run.
     }

@@ -124,4 +124,12 @@ RegressionAnalysis AnalyzeRegression(std::vector<double> current, double current
   return AnalyzeAgainstPooled(std::move(current), current_median_ns, PoolBaseline(runs), config);
 }
 
+RegressionConfig ForSeries(const RegressionConfig& config, const EffectiveControls& controls) {
+  RegressionConfig out = config;
+  if (controls.threshold) out.threshold = *controls.threshold;
+  return out;
+}
+
+bool Alerts(v1::Verdict verdict, const EffectiveControls& controls) { return verdict == v1::SLOWER && !controls.muted; }
+
 }  // namespace kbench::server

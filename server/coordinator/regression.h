@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/stats/verdict.h"
+#include "server/coordinator/series_controls.h"
 #include "kbench/v1/coordinator.pb.h"
 #include "kbench/v1/result.pb.h"
 
@@ -73,6 +74,12 @@ bool NeedsConfirmation(const RegressionAnalysis& first, const RegressionConfig& 
 RegressionAnalysis ConfirmRuns(const api::RunObservation& first, const api::RunObservation& rerun, int samples,
                                const PooledBaseline& baseline, const PooledBaseline* reference,
                                const RegressionConfig& config);
+
+// A series' admin controls applied to the rule: its threshold override, if any. (Its step restarts the
+// baseline and reference the store lists; see Coordinator::Baseline.)
+RegressionConfig ForSeries(const RegressionConfig& config, const EffectiveControls& controls);
+// Whether a stored verdict raises the alert (its series' regression gauge): SLOWER, unless muted.
+bool Alerts(v1::Verdict verdict, const EffectiveControls& controls);
 
 // One run of raw samples against the pooled baseline: AnalyzeRuns({RunOf(current, current_median_ns)}, ...).
 RegressionAnalysis AnalyzeAgainstPooled(std::vector<double> current, double current_median_ns,

@@ -103,6 +103,9 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
     q.shape = req->shape();
     q.dtype = req->dtype();
     q.limit = req->limit();
+    q.cache_mode = req->cache_mode();
+    q.hot_batch = req->hot_batch();
+    q.backend = req->backend();
     absl::StatusOr<HistoryOutcome> r = coordinator_->GetHistory(std::move(q));
     if (!r.ok()) return ToGrpc(r.status());
     for (const HistoryRow& row : r->points) {
@@ -123,9 +126,35 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
       p->set_baseline_median_ns(row.verdict.baseline_median_ns);
       p->set_series_run_spread(row.series_run_spread);
       p->set_series_baseline_runs(row.series_baseline_runs);
+      p->set_cache_mode(row.series.cache_mode);
+      p->set_hot_batch(row.series.hot_batch);
+      p->set_backend(row.series.backend);
+      p->set_muted(row.muted);
+      p->set_threshold_override(row.threshold_override);
     }
     resp->set_baseline_median_ns(r->baseline_median_ns);
     resp->set_baseline_results(r->baseline_results);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::SetSeriesControl(grpc::ServerContext* context, const v1::SetSeriesControlRequest* req,
+                                                  v1::SetSeriesControlResponse* resp) {
+  return Gated([&] {
+    const std::string who = caller_name_ && context != nullptr ? caller_name_(*context) : "";
+    absl::StatusOr<v1::SeriesControl> r = coordinator_->SetSeriesControl(req->control(), who);
+    if (!r.ok()) return ToGrpc(r.status());
+    *resp->mutable_control() = *std::move(r);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status CoordinatorService::ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest* req,
+                                                    v1::ListSeriesControlsResponse* resp) {
+  return Gated([&] {
+    absl::StatusOr<std::vector<v1::SeriesControl>> r = coordinator_->ListSeriesControls(req->op());
+    if (!r.ok()) return ToGrpc(r.status());
+    for (v1::SeriesControl& c : *r) *resp->add_controls() = std::move(c);
     return grpc::Status::OK;
   });
 }

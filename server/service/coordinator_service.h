@@ -2,6 +2,9 @@
 // results (or absl::Status errors, via api::ToGrpc) into responses.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "server/coordinator/coordinator.h"
 #include "server/store/plugin_store.h"
@@ -28,6 +31,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
                            v1::ListKernelsResponse* resp) override;
   grpc::Status GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
                           v1::GetHistoryResponse* resp) override;
+  grpc::Status SetSeriesControl(grpc::ServerContext* context, const v1::SetSeriesControlRequest* req,
+                                v1::SetSeriesControlResponse* resp) override;
+  grpc::Status ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest* req,
+                                  v1::ListSeriesControlsResponse* resp) override;
   grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) override;
@@ -45,6 +52,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   // Where plugins are kept; without one the plugin rpcs answer FAILED_PRECONDITION. Must outlive the service.
   void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
+  // Who is calling (the token's name), recorded with the admin controls; without one, "".
+  void set_caller_name(std::function<std::string(const grpc::ServerContext&)> name) { caller_name_ = std::move(name); }
 
  private:
   // Runs body() when admitted by the gate.
@@ -54,6 +63,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   Coordinator* coordinator_;
   RequestGate* gate_;
   const PluginStore* plugins_ = nullptr;
+  std::function<std::string(const grpc::ServerContext&)> caller_name_;
 };
 
 }  // namespace kbench::server

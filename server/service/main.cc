@@ -210,6 +210,7 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   RequestGate gate;
   CoordinatorService service(&coordinator, &gate);
   service.set_plugin_store(plugins->get());
+  service.set_caller_name([&security](const grpc::ServerContext& c) { return security.CallerName(c); });
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, security.credentials(), &port);

@@ -151,20 +151,25 @@ absl::StatusOr<bool> PgJobTables::PutResult(const StoredResult& s) {
       .Double(s.verdict.change_fraction)
       .Double(s.verdict.p_value)
       .Double(s.verdict.baseline_median_ns)
-      .Bytes(s.samples.order);
+      .Bytes(s.samples.order)
+      .Int(s.series.cache_mode)
+      .Int(s.series.hot_batch)
+      .Int(s.series.backend);
   // xmax = 0 on the returned row: it was inserted, not updated.
   absl::StatusOr<Rows> ins = c_.Query(R"sql(
 INSERT INTO results (job_id, attempt, idx, op, variant, problem_label, dtype, status, median_ns, result, shape,
                      gpu_model, branch, git_sha, finished_ms, utilization, samples, verdict, change_fraction,
-                     p_value, baseline_median_ns, samples_order)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+                     p_value, baseline_median_ns, samples_order, cache_mode, hot_batch, backend)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
+        $24, $25)
 ON CONFLICT (job_id, attempt, idx) DO UPDATE SET
   op = EXCLUDED.op, variant = EXCLUDED.variant, problem_label = EXCLUDED.problem_label, dtype = EXCLUDED.dtype,
   status = EXCLUDED.status, median_ns = EXCLUDED.median_ns, result = EXCLUDED.result, shape = EXCLUDED.shape,
   gpu_model = EXCLUDED.gpu_model, branch = EXCLUDED.branch, git_sha = EXCLUDED.git_sha,
   finished_ms = EXCLUDED.finished_ms, utilization = EXCLUDED.utilization, samples = EXCLUDED.samples,
   verdict = EXCLUDED.verdict, change_fraction = EXCLUDED.change_fraction, p_value = EXCLUDED.p_value,
-  baseline_median_ns = EXCLUDED.baseline_median_ns, samples_order = EXCLUDED.samples_order
+  baseline_median_ns = EXCLUDED.baseline_median_ns, samples_order = EXCLUDED.samples_order,
+  cache_mode = EXCLUDED.cache_mode, hot_batch = EXCLUDED.hot_batch, backend = EXCLUDED.backend
 RETURNING (xmax = 0))sql",
                                       p);
   if (!ins.ok()) return ins.status();
@@ -183,11 +188,12 @@ absl::Status PgJobTables::UpsertSeriesPoint(const StoredResult& s) {
       .Double(s.result.timing().median_ns());
   if (s.utilization > 0) p.Double(s.utilization);
   else p.NullDouble();
-  p.Int(s.verdict.verdict);
+  p.Int(s.verdict.verdict).Int(s.series.cache_mode).Int(s.series.hot_batch).Int(s.series.backend);
   return c_.Query(R"sql(
-INSERT INTO series (op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-ON CONFLICT (op, variant, shape, dtype, gpu_model) DO UPDATE SET
+INSERT INTO series (op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict,
+                    cache_mode, hot_batch, backend)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ON CONFLICT (op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend) DO UPDATE SET
   job_id = EXCLUDED.job_id, finished_ms = EXCLUDED.finished_ms, median_ns = EXCLUDED.median_ns,
   utilization = EXCLUDED.utilization, verdict = EXCLUDED.verdict
 WHERE EXCLUDED.finished_ms >= series.finished_ms)sql",

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/store/result_columns.h"
 
 namespace kbench::server::pg {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 constexpr int64_t kMigrationLockKey = 0x6b62656e6368;  // "kbench"
 
 // Step i brings the schema from version i to version i + 1.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     // 1: jobs, results, workers.
     R"sql(
 CREATE TABLE jobs (
@@ -99,13 +100,73 @@ CREATE TABLE series (
   PRIMARY KEY (op, variant, shape, dtype, gpu_model)
 );
 )sql",
+    // 3: the series key's measurement columns (SQLite's step 3 says how older rows are given them).
+    R"sql(
+ALTER TABLE results
+  ADD COLUMN cache_mode BIGINT NOT NULL DEFAULT 1,  -- kbench.v1.CacheMode: COLD.
+  ADD COLUMN hot_batch BIGINT NOT NULL DEFAULT 1,   -- Launches per sample; 1 for COLD.
+  ADD COLUMN backend BIGINT NOT NULL DEFAULT 0;     -- kbench.v1.Backend; 0: not reported.
+UPDATE results SET cache_mode = 2, shape = substr(shape, 1, length(shape) - 4) WHERE shape LIKE '% hot';
+DROP INDEX results_by_baseline;
+CREATE INDEX results_by_baseline ON results(op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend,
+                                            branch, status, finished_ms, seq);
+ALTER TABLE series
+  ADD COLUMN cache_mode BIGINT NOT NULL DEFAULT 1,
+  ADD COLUMN hot_batch BIGINT NOT NULL DEFAULT 1,
+  ADD COLUMN backend BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE series DROP CONSTRAINT series_pkey;  -- Before the update: "x hot" becomes "x" beside a cold "x".
+UPDATE series SET cache_mode = 2, shape = substr(shape, 1, length(shape) - 4) WHERE shape LIKE '% hot';
+ALTER TABLE series ADD PRIMARY KEY (op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend);
+)sql",
+    // 4: admin controls of the series (threshold overrides, mutes, known steps), never edited.
+    R"sql(
+CREATE TABLE series_controls (
+  id       BIGSERIAL PRIMARY KEY,  -- Increasing: the latest control is the greatest id.
+  op       TEXT NOT NULL,
+  kind     BIGINT NOT NULL,        -- kbench.v1.SeriesControlKind.
+  control  BYTEA NOT NULL,         -- Serialized kbench.v1.SeriesControl (without its id).
+  set_by   TEXT NOT NULL,          -- The admin token's name.
+  set_ms   BIGINT NOT NULL
+);
+CREATE INDEX series_controls_by_op ON series_controls(op, id);
+)sql",
 };
+
+// After step 3's backfill: each series point takes its hot batch and backend from its result.
+constexpr const char* kSeriesFromResults = R"sql(
+UPDATE series SET (hot_batch, backend) = (
+  SELECT r.hot_batch, r.backend FROM results r
+  WHERE r.job_id = series.job_id AND r.op = series.op AND r.variant = series.variant AND r.shape = series.shape
+    AND r.dtype = series.dtype AND r.gpu_model = series.gpu_model AND r.cache_mode = series.cache_mode
+  ORDER BY r.finished_ms DESC, r.seq DESC LIMIT 1)
+WHERE EXISTS (
+  SELECT 1 FROM results r
+  WHERE r.job_id = series.job_id AND r.op = series.op AND r.variant = series.variant AND r.shape = series.shape
+    AND r.dtype = series.dtype AND r.gpu_model = series.gpu_model AND r.cache_mode = series.cache_mode))sql";
+
+// Step 3's backfill: each older row's hot batch and backend, read from its stored message.
+absl::Status BackfillSeriesColumns(Connection& conn) {
+  absl::StatusOr<Rows> rows = conn.Query("SELECT job_id, attempt, idx, result, cache_mode FROM results");
+  if (!rows.ok()) return rows.status();
+  for (int i = 0; i < rows->size(); ++i) {
+    const LegacySeriesColumns c =
+        LegacySeriesColumnsOf(rows->Text(i, 3), static_cast<v1::CacheMode>(rows->Int(i, 4)));
+    absl::StatusOr<Rows> set = conn.Query(
+        "UPDATE results SET hot_batch = $1, backend = $2 WHERE job_id = $3 AND attempt = $4 AND idx = $5",
+        Params().Int(c.hot_batch).Int(c.backend).Text(rows->Text(i, 0)).Int(rows->Int(i, 1)).Int(rows->Int(i, 2)));
+    if (!set.ok()) return set.status();
+  }
+  return conn.Exec(kSeriesFromResults);
+}
 
 }  // namespace
 
 int CurrentSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
-absl::Status Migrate(Connection& conn) {
+absl::Status Migrate(Connection& conn) { return MigrateTo(conn, CurrentSchemaVersion()); }
+
+absl::Status MigrateTo(Connection& conn, int target) {
+  if (target > CurrentSchemaVersion()) return absl::InvalidArgumentError("schema version: beyond this build's");
   if (absl::Status s = conn.Exec("BEGIN"); !s.ok()) return s;
   absl::Status result = [&]() -> absl::Status {
     if (absl::Status s = conn.Exec(absl::StrCat("SELECT pg_advisory_xact_lock(", kMigrationLockKey, ")")); !s.ok())
@@ -120,12 +181,15 @@ absl::Status Migrate(Connection& conn) {
       return absl::FailedPreconditionError(absl::StrCat("database schema version ", version,
                                                         " is newer than this coordinator's (", CurrentSchemaVersion(),
                                                         "); upgrade the coordinator"));
-    for (int v = version; v < CurrentSchemaVersion(); ++v)
+    for (int v = version; v < target; ++v) {
       if (absl::Status s = conn.Exec(kMigrations[v]); !s.ok()) return s;
-    if (version == CurrentSchemaVersion()) return absl::OkStatus();
+      if (v == 2)
+        if (absl::Status s = BackfillSeriesColumns(conn); !s.ok()) return s;
+    }
+    if (version >= target) return absl::OkStatus();
     absl::StatusOr<Rows> set =
         conn.Query(has_row ? "UPDATE schema_version SET version = $1" : "INSERT INTO schema_version VALUES ($1)",
-                   Params().Int(CurrentSchemaVersion()));
+                   Params().Int(target));
     return set.status();
   }();
   if (!result.ok()) {

@@ -14,5 +14,8 @@ int CurrentSchemaVersion();
 
 // Creates or upgrades the schema. FAILED_PRECONDITION when the database is newer than this build.
 absl::Status Migrate(Connection& conn);
+// Upgrades the schema to `version` only (at most CurrentSchemaVersion()): tests build a database as an
+// older coordinator left it, to migrate it from there. Nothing is done at or past that version.
+absl::Status MigrateTo(Connection& conn, int version);
 
 }  // namespace kbench::server::pg

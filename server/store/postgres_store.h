@@ -43,12 +43,16 @@ class PostgresStore final : public Store {
 
   absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) override;
   absl::StatusOr<std::vector<BaselineResult>> ReferenceResults(const SeriesKey& series, absl::string_view branch,
-                                                               int limit, absl::string_view exclude_job_id) override;
+                                                               int limit, absl::string_view exclude_job_id,
+                                                               int64_t after_ms = 0) override;
   absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series, absl::string_view branch,
                                                               int limit, absl::string_view exclude_job_id,
-                                                              const HaveSamples& have_samples = nullptr) override;
+                                                              const HaveSamples& have_samples = nullptr,
+                                                              int64_t after_ms = 0) override;
   absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) override;
   absl::StatusOr<std::vector<SeriesPoint>> ListSeries() override;
+  absl::StatusOr<v1::SeriesControl> InsertSeriesControl(const v1::SeriesControl& control) override;
+  absl::StatusOr<std::vector<v1::SeriesControl>> ListSeriesControls(absl::string_view op) override;
 
   absl::Status UpsertWorker(const v1::WorkerInfo& info, int64_t now_ms) override;
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id, int64_t now_ms) override;

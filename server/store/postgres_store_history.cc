@@ -13,13 +13,14 @@ using pg::Rows;
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::BaselineResults(const SeriesKey& series,
                                                                            absl::string_view branch, int limit,
                                                                            absl::string_view exclude_job_id,
-                                                                           const HaveSamples& have_samples) {
+                                                                           const HaveSamples& have_samples,
+                                                                           int64_t after_ms) {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
     // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
     absl::StatusOr<Rows> r = c.Query(R"sql(
 SELECT job_id, median_ns, samples, attempt, idx, xmin::text::bigint FROM results
 WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8
+  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
 ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
                                      Params()
                                          .Text(series.op)
@@ -30,7 +31,11 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
                                          .Text(branch)
                                          .Int(v1::OK)
                                          .Text(exclude_job_id)
-                                         .Int(limit));
+                                         .Int(limit)
+                                         .Int(series.cache_mode)
+                                         .Int(series.hot_batch)
+                                         .Int(series.backend)
+                                         .Int(after_ms));
     if (!r.ok()) return r.status();
     std::vector<BaselineResult> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -49,12 +54,13 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
 
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::ReferenceResults(const SeriesKey& series,
                                                                             absl::string_view branch, int limit,
-                                                                            absl::string_view exclude_job_id) {
+                                                                            absl::string_view exclude_job_id,
+                                                                            int64_t after_ms) {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
     absl::StatusOr<Rows> r = c.Query(R"sql(
 SELECT job_id, median_ns, attempt, idx, xmin::text::bigint FROM results
 WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8
+  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
 ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
                                      Params()
                                          .Text(series.op)
@@ -65,7 +71,11 @@ ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
                                          .Text(branch)
                                          .Int(v1::OK)
                                          .Text(exclude_job_id)
-                                         .Int(limit));
+                                         .Int(limit)
+                                         .Int(series.cache_mode)
+                                         .Int(series.hot_batch)
+                                         .Int(series.backend)
+                                         .Int(after_ms));
     if (!r.ok()) return r.status();
     std::vector<BaselineResult> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -85,10 +95,11 @@ absl::StatusOr<std::vector<HistoryRow>> PostgresStore::History(const HistoryQuer
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<HistoryRow>> {
     absl::StatusOr<Rows> r = c.Query(R"sql(
 SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, change_fraction,
-       p_value, baseline_median_ns, branch, git_sha
+       p_value, baseline_median_ns, branch, git_sha, cache_mode, hot_batch, backend
 FROM results
 WHERE op = $1 AND status = $2 AND ($3 = '' OR variant = $3) AND ($4 = '' OR strpos(lower(gpu_model), lower($4)) > 0)
-  AND ($5 = '' OR shape = $5) AND ($6 = 0 OR dtype = $6)
+  AND ($5 = '' OR shape = $5) AND ($6 = 0 OR dtype = $6) AND ($8 = 0 OR cache_mode = $8)
+  AND ($9 = 0 OR hot_batch = $9) AND ($10 = 0 OR backend = $10)
 ORDER BY finished_ms DESC, seq DESC LIMIT $7)sql",
                                      Params()
                                          .Text(query.op)
@@ -97,7 +108,10 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $7)sql",
                                          .Text(query.gpu_model_substring)
                                          .Text(query.shape)
                                          .Int(query.dtype)
-                                         .Int(query.limit));
+                                         .Int(query.limit)
+                                         .Int(query.cache_mode)
+                                         .Int(query.hot_batch)
+                                         .Int(query.backend));
     if (!r.ok()) return r.status();
     std::vector<HistoryRow> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -114,6 +128,7 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $7)sql",
       h.verdict.baseline_median_ns = r->Double(i, 12);
       h.branch = r->Text(i, 13);
       h.git_sha = r->Text(i, 14);
+      SetMeasurementColumns(r->Int(i, 15), r->Int(i, 16), r->Int(i, 17), &h.series);
       out.push_back(std::move(h));
     }
     return out;
@@ -123,8 +138,9 @@ ORDER BY finished_ms DESC, seq DESC LIMIT $7)sql",
 absl::StatusOr<std::vector<SeriesPoint>> PostgresStore::ListSeries() {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<SeriesPoint>> {
     absl::StatusOr<Rows> r = c.Query(R"sql(
-SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict FROM series
-ORDER BY op, variant, shape, dtype, gpu_model)sql");
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, cache_mode,
+       hot_batch, backend
+FROM series ORDER BY op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend)sql");
     if (!r.ok()) return r.status();
     std::vector<SeriesPoint> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -136,6 +152,7 @@ ORDER BY op, variant, shape, dtype, gpu_model)sql");
       p.median_ns = r->Double(i, 7);
       p.utilization = r->Double(i, 8);
       p.verdict = static_cast<v1::Verdict>(r->Int(i, 9));
+      SetMeasurementColumns(r->Int(i, 10), r->Int(i, 11), r->Int(i, 12), &p.series);
       out.push_back(std::move(p));
     }
     return out;

@@ -19,11 +19,37 @@ std::string SeriesShape(const v1::Problem& problem) {
 }
 
 SeriesKey SeriesOf(const v1::Result& result) {
-  std::string shape = SeriesShape(result.problem());
-  // A hot-cache result (data left in L2 between launches) is faster by design: a series of its own,
-  // never in a cold series' baseline nor judged against one.
-  if (result.timing().cache_mode() == v1::HOT) absl::StrAppend(&shape, " hot");
-  return SeriesKey{result.op(), result.variant(), std::move(shape), result.problem().dtype(), result.device().name()};
+  SeriesKey k{result.op(), result.variant(), SeriesShape(result.problem()), result.problem().dtype(),
+              result.device().name()};
+  // A hot-cache result (data left in L2 between launches) is faster by design, and more so the larger
+  // its batch: a series of its own per batch, never in a cold series' baseline nor judged against one.
+  if (result.timing().cache_mode() == v1::HOT) {
+    k.cache_mode = v1::HOT;
+    k.hot_batch = result.timing().launches_per_sample();
+  }
+  k.backend = result.device().backend();
+  return k;
+}
+
+void SetMeasurementColumns(int64_t cache_mode, int64_t hot_batch, int64_t backend, SeriesKey* series) {
+  series->cache_mode = static_cast<v1::CacheMode>(cache_mode);
+  series->hot_batch = static_cast<int32_t>(hot_batch);
+  series->backend = static_cast<v1::Backend>(backend);
+}
+
+std::string SeriesLabel(const SeriesKey& series) {
+  if (series.cache_mode != v1::HOT) return series.shape;
+  return absl::StrCat(series.shape, " hot/", series.hot_batch);
+}
+
+LegacySeriesColumns LegacySeriesColumnsOf(absl::string_view message, v1::CacheMode cache_mode) {
+  LegacySeriesColumns out;
+  if (cache_mode == v1::HOT) out.hot_batch = 0;
+  v1::Result r;
+  if (!r.ParseFromString(std::string(message))) return out;
+  out.backend = r.device().backend();
+  if (cache_mode == v1::HOT) out.hot_batch = r.timing().launches_per_sample();
+  return out;
 }
 
 double Utilization(const v1::Result& result) {

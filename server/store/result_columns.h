@@ -17,9 +17,25 @@ namespace kbench::server {
 // Dims joined by "x", then the flags: "8192x4096", "32x4096x128 causal".
 std::string SeriesShape(const v1::Problem& problem);
 
-// The series a result belongs to (gpu_model from result.device().name()); a HOT-cache result's shape
-// carries the flag "hot", so that it never joins a cold series' baseline.
+// The series a result belongs to: gpu_model and backend from result.device(), cache mode and hot batch
+// (launches per sample) from its timing, so that a HOT result never joins a COLD series' baseline.
 SeriesKey SeriesOf(const v1::Result& result);
+
+// A row's stored cache_mode, hot_batch and backend columns into a series key.
+void SetMeasurementColumns(int64_t cache_mode, int64_t hot_batch, int64_t backend, SeriesKey* series);
+
+// The shape as gauges label it: the shape, with " hot/<batch>" for a HOT series ("8192x4096 hot/20"),
+// so that a cold and a hot series never share a gauge.
+std::string SeriesLabel(const SeriesKey& series);
+
+// Schema version 3's backfill of rows stored before it: a stored result message's hot batch and
+// backend, as SeriesOf would give them for its cache mode (the row's, decided from its shape suffix).
+// A message that does not parse gives batch 1 (COLD) or 0 (HOT: unreported) and BACKEND_UNSPECIFIED.
+struct LegacySeriesColumns {
+  int32_t hot_batch = 1;
+  v1::Backend backend = v1::BACKEND_UNSPECIFIED;
+};
+LegacySeriesColumns LegacySeriesColumnsOf(absl::string_view message, v1::CacheMode cache_mode);
 
 // Utilization against the first (calibrated) roofline ceiling; 0 when the result has none.
 double Utilization(const v1::Result& result);

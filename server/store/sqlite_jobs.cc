@@ -147,8 +147,10 @@ absl::StatusOr<bool> SqliteJobTables::PutResult(const StoredResult& s) {
   Statement ins(statements_, R"sql(
 INSERT OR REPLACE INTO results (job_id, attempt, idx, op, variant, problem_label, dtype, status, median_ns, result,
                                 shape, gpu_model, branch, git_sha, finished_ms, utilization, samples, verdict,
-                                change_fraction, p_value, baseline_median_ns, samples_order)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22))sql");
+                                change_fraction, p_value, baseline_median_ns, samples_order, cache_mode, hot_batch,
+                                backend)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
+        ?25))sql");
   ins.BindText(1, r.job_id())
       .Bind(2, int64_t{r.attempt()})
       .Bind(3, int64_t{r.index()})
@@ -170,16 +172,20 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
       .Bind(19, s.verdict.change_fraction)
       .Bind(20, s.verdict.p_value)
       .Bind(21, s.verdict.baseline_median_ns)
-      .BindBlob(22, s.samples.order);
+      .BindBlob(22, s.samples.order)
+      .Bind(23, int64_t{s.series.cache_mode})
+      .Bind(24, int64_t{s.series.hot_batch})
+      .Bind(25, int64_t{s.series.backend});
   if (absl::Status st = ins.Run(); !st.ok()) return st;
   return is_new;
 }
 
 absl::Status SqliteJobTables::UpsertSeriesPoint(const StoredResult& s) {
   Statement series(statements_, R"sql(
-INSERT INTO series (op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-ON CONFLICT (op, variant, shape, dtype, gpu_model) DO UPDATE SET
+INSERT INTO series (op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict,
+                    cache_mode, hot_batch, backend)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+ON CONFLICT (op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend) DO UPDATE SET
   job_id = excluded.job_id, finished_ms = excluded.finished_ms, median_ns = excluded.median_ns,
   utilization = excluded.utilization, verdict = excluded.verdict
 WHERE excluded.finished_ms >= series.finished_ms)sql");
@@ -192,7 +198,10 @@ WHERE excluded.finished_ms >= series.finished_ms)sql");
       .Bind(7, s.finished_ms)
       .Bind(8, s.result.timing().median_ns());
   if (s.utilization > 0) series.Bind(9, s.utilization);
-  series.Bind(10, int64_t{s.verdict.verdict});
+  series.Bind(10, int64_t{s.verdict.verdict})
+      .Bind(11, int64_t{s.series.cache_mode})
+      .Bind(12, int64_t{s.series.hot_batch})
+      .Bind(13, int64_t{s.series.backend});
   return series.Run();
 }
 

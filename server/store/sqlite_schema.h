@@ -13,5 +13,8 @@ int CurrentSchemaVersion();
 
 // Creates or upgrades the schema. FAILED_PRECONDITION when the database is newer than this build.
 absl::Status Migrate(sqlite3* db);
+// Upgrades the schema to `version` only (at most CurrentSchemaVersion()): tests build a database as an
+// older coordinator left it, to migrate it from there. Nothing is done at or past that version.
+absl::Status MigrateTo(sqlite3* db, int version);
 
 }  // namespace kbench::server::sqlite

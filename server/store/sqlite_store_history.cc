@@ -12,13 +12,14 @@ using sqlite::Statement;
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
                                                                          absl::string_view branch, int limit,
                                                                          absl::string_view exclude_job_id,
-                                                                         const HaveSamples& have_samples) {
+                                                                         const HaveSamples& have_samples,
+                                                                         int64_t after_ms) {
   absl::MutexLock lock(&mu_);
   // The rowid is the revision: INSERT OR REPLACE gives the new row a rowid above every existing one.
   Statement q(statements_.get(), R"sql(
 SELECT job_id, median_ns, samples, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
-  AND job_id != ?8
+  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
 ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
   q.BindText(1, series.op)
       .BindText(2, series.variant)
@@ -28,7 +29,11 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
       .BindText(6, branch)
       .Bind(7, int64_t{v1::OK})
       .BindText(8, exclude_job_id)
-      .Bind(9, int64_t{limit});
+      .Bind(9, int64_t{limit})
+      .Bind(10, int64_t{series.cache_mode})
+      .Bind(11, int64_t{series.hot_batch})
+      .Bind(12, int64_t{series.backend})
+      .Bind(13, after_ms);
   std::vector<BaselineResult> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -49,12 +54,13 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
 
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::ReferenceResults(const SeriesKey& series,
                                                                           absl::string_view branch, int limit,
-                                                                          absl::string_view exclude_job_id) {
+                                                                          absl::string_view exclude_job_id,
+                                                                          int64_t after_ms) {
   absl::MutexLock lock(&mu_);
   Statement q(statements_.get(), R"sql(
 SELECT job_id, median_ns, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
-  AND job_id != ?8
+  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
 ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
   q.BindText(1, series.op)
       .BindText(2, series.variant)
@@ -64,7 +70,11 @@ ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
       .BindText(6, branch)
       .Bind(7, int64_t{v1::OK})
       .BindText(8, exclude_job_id)
-      .Bind(9, int64_t{limit});
+      .Bind(9, int64_t{limit})
+      .Bind(10, int64_t{series.cache_mode})
+      .Bind(11, int64_t{series.hot_batch})
+      .Bind(12, int64_t{series.backend})
+      .Bind(13, after_ms);
   std::vector<BaselineResult> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -85,10 +95,11 @@ absl::StatusOr<std::vector<HistoryRow>> SqliteStore::History(const HistoryQuery&
   absl::MutexLock lock(&mu_);
   Statement q(statements_.get(), R"sql(
 SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, change_fraction,
-       p_value, baseline_median_ns, branch, git_sha
+       p_value, baseline_median_ns, branch, git_sha, cache_mode, hot_batch, backend
 FROM results
 WHERE op = ?1 AND status = ?2 AND (?3 = '' OR variant = ?3) AND (?4 = '' OR instr(lower(gpu_model), lower(?4)) > 0)
-  AND (?5 = '' OR shape = ?5) AND (?6 = 0 OR dtype = ?6)
+  AND (?5 = '' OR shape = ?5) AND (?6 = 0 OR dtype = ?6) AND (?8 = 0 OR cache_mode = ?8)
+  AND (?9 = 0 OR hot_batch = ?9) AND (?10 = 0 OR backend = ?10)
 ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
   q.BindText(1, query.op)
       .Bind(2, int64_t{v1::OK})
@@ -96,7 +107,10 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
       .BindText(4, query.gpu_model_substring)
       .BindText(5, query.shape)
       .Bind(6, int64_t{query.dtype})
-      .Bind(7, int64_t{query.limit});
+      .Bind(7, int64_t{query.limit})
+      .Bind(8, int64_t{query.cache_mode})
+      .Bind(9, int64_t{query.hot_batch})
+      .Bind(10, int64_t{query.backend});
   std::vector<HistoryRow> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -114,6 +128,7 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
     h.verdict.baseline_median_ns = q.Double(12);
     h.branch = q.Text(13);
     h.git_sha = q.Text(14);
+    SetMeasurementColumns(q.Int(15), q.Int(16), q.Int(17), &h.series);
     out.push_back(std::move(h));
   }
   return out;
@@ -122,8 +137,9 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?7)sql");
 absl::StatusOr<std::vector<SeriesPoint>> SqliteStore::ListSeries() {
   absl::MutexLock lock(&mu_);
   Statement q(statements_.get(), R"sql(
-SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict FROM series
-ORDER BY op, variant, shape, dtype, gpu_model)sql");
+SELECT op, variant, shape, dtype, gpu_model, job_id, finished_ms, median_ns, utilization, verdict, cache_mode,
+       hot_batch, backend
+FROM series ORDER BY op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend)sql");
   std::vector<SeriesPoint> out;
   while (true) {
     absl::StatusOr<bool> row = q.Step();
@@ -136,6 +152,7 @@ ORDER BY op, variant, shape, dtype, gpu_model)sql");
     p.median_ns = q.Double(7);
     p.utilization = q.Double(8);
     p.verdict = static_cast<v1::Verdict>(q.Int(9));
+    SetMeasurementColumns(q.Int(10), q.Int(11), q.Int(12), &p.series);
     out.push_back(std::move(p));
   }
   return out;

@@ -61,19 +61,21 @@ struct WorkerRecord {
   std::string current_job_id;  // The most recently started job it holds, or empty.
 };
 
-// A performance series: results of one op variant on one problem shape and dtype on one GPU model.
+// A performance series: results of one op variant on one problem shape and dtype on one GPU model,
+// measured the same way (cache mode, hot batch, backend): a HOT result is never judged against COLD
+// baselines, nor a batch of 20 against a batch of 100.
 struct SeriesKey {
   std::string op;
   std::string variant;
-  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal"; "hot").
+  std::string shape;      // SeriesShape() of the problem: "8192x4096", flags appended ("4096x128 causal").
   v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
   std::string gpu_model;  // Device name of the result.
-  bool operator<(const SeriesKey& o) const {
-    return std::tie(op, variant, shape, dtype, gpu_model) < std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
-  }
-  bool operator==(const SeriesKey& o) const {
-    return std::tie(op, variant, shape, dtype, gpu_model) == std::tie(o.op, o.variant, o.shape, o.dtype, o.gpu_model);
-  }
+  v1::CacheMode cache_mode = v1::COLD;     // COLD or HOT (UNSPECIFIED results are COLD).
+  int32_t hot_batch = 1;                   // Launches per sample: 1 for COLD; the batch for HOT (0: unreported).
+  v1::Backend backend = v1::BACKEND_UNSPECIFIED;  // The result's device backend (UNSPECIFIED: not reported).
+  auto Tie() const { return std::tie(op, variant, shape, dtype, gpu_model, cache_mode, hot_batch, backend); }
+  bool operator<(const SeriesKey& o) const { return Tie() < o.Tie(); }
+  bool operator==(const SeriesKey& o) const { return Tie() == o.Tie(); }
 };
 
 // What the coordinator decided about a result before storing it.
@@ -118,6 +120,9 @@ struct HistoryRow {
   // its baseline's run medians) and the runs it is measured over.
   double series_run_spread = 0;
   int series_baseline_runs = 0;
+  // Filled by the coordinator from the series' admin controls (series_controls.h), as they stand now.
+  bool muted = false;
+  double threshold_override = 0;  // 0: the coordinator's threshold.
 };
 
 // Which results History returns. Empty fields match everything.
@@ -127,6 +132,9 @@ struct HistoryQuery {
   std::string gpu_model_substring;  // Case-insensitive (ASCII).
   std::string shape;
   v1::Dtype dtype = v1::DTYPE_UNSPECIFIED;
+  v1::CacheMode cache_mode = v1::CACHE_MODE_UNSPECIFIED;  // UNSPECIFIED: every mode.
+  int32_t hot_batch = 0;                                  // 0: every batch.
+  v1::Backend backend = v1::BACKEND_UNSPECIFIED;          // UNSPECIFIED: every backend.
   int limit = 100;
 };
 
@@ -201,21 +209,32 @@ class Store {
   // The results of the job's latest attempt, ordered by index; samples_ns cleared unless asked for.
   virtual absl::StatusOr<std::vector<v1::Result>> GetResults(absl::string_view job_id, bool include_samples) = 0;
   // The newest OK results of the series on branch (by finished time), newest first, at most limit,
-  // leaving out the results of job exclude_job_id. Rows for which have_samples (when given) returns
-  // true come without their samples (samples_omitted).
+  // leaving out the results of job exclude_job_id and those finished at or before after_ms (a known
+  // step). Rows for which have_samples (when given) returns true come without their samples
+  // (samples_omitted).
   virtual absl::StatusOr<std::vector<BaselineResult>> BaselineResults(const SeriesKey& series,
                                                                       absl::string_view branch, int limit,
                                                                       absl::string_view exclude_job_id,
-                                                                      const HaveSamples& have_samples = nullptr) = 0;
-  // The series' pinned reference: its oldest OK results on branch (by finished time), oldest first,
-  // at most limit, leaving out exclude_job_id's; without samples (samples_omitted), median_ns set.
+                                                                      const HaveSamples& have_samples = nullptr,
+                                                                      int64_t after_ms = 0) = 0;
+  // The series' pinned reference: its oldest OK results on branch finished after after_ms (by
+  // finished time), oldest first, at most limit, leaving out exclude_job_id's; without samples
+  // (samples_omitted), median_ns set.
   virtual absl::StatusOr<std::vector<BaselineResult>> ReferenceResults(const SeriesKey& series,
                                                                        absl::string_view branch, int limit,
-                                                                       absl::string_view exclude_job_id) = 0;
+                                                                       absl::string_view exclude_job_id,
+                                                                       int64_t after_ms = 0) = 0;
   // OK results matching the query, newest first.
   virtual absl::StatusOr<std::vector<HistoryRow>> History(const HistoryQuery& query) = 0;
   // The latest tracked point of every series that has one, ordered by series.
   virtual absl::StatusOr<std::vector<SeriesPoint>> ListSeries() = 0;
+
+  // Admin controls of the series (server/coordinator/series_controls.h): recorded, never edited.
+  // Stores control as given (who and when set by the caller) under a new id, greater than every
+  // earlier one; returns it with that id.
+  virtual absl::StatusOr<v1::SeriesControl> InsertSeriesControl(const v1::SeriesControl& control) = 0;
+  // The controls of op (empty: every op), in id order.
+  virtual absl::StatusOr<std::vector<v1::SeriesControl>> ListSeriesControls(absl::string_view op) = 0;
 
   // Workers.
   // Inserts or replaces a worker (info.worker_id must be set); counts as a heartbeat.

@@ -180,7 +180,7 @@ TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
   }
   auto r = Run({"history", "--op", "rmsnorm"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us (3"));
+  EXPECT_THAT(r.out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200: baseline 10.0 us (3"));
   EXPECT_THAT(r.out, HasSubstr("j-new"));
   EXPECT_THAT(r.out, HasSubstr("2023-11-14T22:13:20Z"));
   EXPECT_THAT(r.out, HasSubstr("SAME"));
@@ -188,6 +188,64 @@ TEST_F(CommandsTest, HistoryRendersTheSeriesAndSucceedsWithoutARegression) {
   EXPECT_THAT(r.out, HasSubstr("+6.00%"));
   EXPECT_LT(r.out.find("j-new"), r.out.find("j-old"));  // Newest first.
   EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST_F(CommandsTest, HistoryFiltersOnCacheModeHotBatchAndBackend) {
+  auto r = Run({"history", "--op", "rmsnorm", "--cache", "hot", "--hot-batch", "20", "--backend", "cuda"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    ASSERT_EQ(fake.history_requests.size(), 1u);
+    EXPECT_EQ(fake.history_requests[0].cache_mode(), v1::HOT);
+    EXPECT_EQ(fake.history_requests[0].hot_batch(), 20);
+    EXPECT_EQ(fake.history_requests[0].backend(), v1::BACKEND_CUDA);
+  }
+  EXPECT_EQ(Run({"history", "--op", "rmsnorm", "--cache", "warm"}).rc, 2);
+  EXPECT_EQ(Run({"history", "--op", "rmsnorm", "--hot-batch", "0"}).rc, 2);
+}
+
+TEST_F(CommandsTest, SeriesControlsAreSentAndListed) {
+  auto r = Run({"series", "mute", "--op", "rmsnorm", "--variant", "v5_tma", "--gpu", "NVIDIA H200", "--cache", "hot",
+                "--note", "flaky node"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mute"));
+  EXPECT_THAT(r.out, HasSubstr("rmsnorm variant=v5_tma gpu=NVIDIA H200 cache=hot"));
+  EXPECT_THAT(r.out, HasSubstr("root"));
+  ASSERT_EQ(Run({"series", "threshold", "--op", "gemm", "--value", "5%"}).rc, 0);
+  ASSERT_EQ(Run({"series", "step", "--op", "gemm", "--at", "2026-11-30T12:00:00Z"}).rc, 0);
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    ASSERT_EQ(fake.controls.size(), 3u);
+    EXPECT_EQ(fake.controls[0].kind(), v1::SERIES_MUTE);
+    EXPECT_EQ(fake.controls[0].scope().cache_mode(), v1::HOT);
+    EXPECT_EQ(fake.controls[0].note(), "flaky node");
+    EXPECT_EQ(fake.controls[1].kind(), v1::SERIES_THRESHOLD);
+    EXPECT_DOUBLE_EQ(fake.controls[1].threshold(), 0.05);
+    EXPECT_EQ(fake.controls[2].kind(), v1::SERIES_STEP);
+    EXPECT_EQ(fake.controls[2].at_unix_ms(), 1'796'040'000'000);  // 2026-11-30T12:00:00Z
+  }
+  r = Run({"series", "list", "--op", "gemm"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("threshold 5%"));
+  EXPECT_THAT(r.out, HasSubstr("step at 2026-11-30T12:00:00Z"));
+  EXPECT_THAT(r.out, Not(HasSubstr("rmsnorm")));
+  // Usage errors: no action, an unknown one, a threshold without a value, --op missing.
+  EXPECT_EQ(Run({"series"}).rc, 2);
+  EXPECT_EQ(Run({"series", "silence", "--op", "gemm"}).rc, 2);
+  EXPECT_EQ(Run({"series", "threshold", "--op", "gemm"}).rc, 2);
+  EXPECT_EQ(Run({"series", "mute"}).rc, 2);
+  EXPECT_THAT(Run({"series", "--help"}).out, HasSubstr("admin role"));
+}
+
+TEST_F(CommandsTest, SeriesControlRefusedWithoutTheAdminRole) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    fake.set_control_status = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                           "token 'ci' (role submit) may not call SetSeriesControl: it needs the admin role");
+  }
+  auto r = Run({"series", "mute", "--op", "rmsnorm"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("needs the admin role"));
 }
 
 TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
@@ -201,9 +259,21 @@ TEST_F(CommandsTest, HistoryExitsOneWhenTheNewestPointOfASeriesIsSlower) {
     auto r = Run({"history", "--op", "rmsnorm", "--format", format});
     EXPECT_EQ(r.rc, 1) << format;
     EXPECT_THAT(r.out, HasSubstr("j-b")) << format;  // The series are still printed.
-    EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200"));
+    EXPECT_THAT(r.err, HasSubstr("kbench-client: history: regression: rmsnorm cpu_naive 8192x4096 bf16 cold on NVIDIA H200"));
     EXPECT_THAT(r.err, Not(HasSubstr("v5_tma")));
   }
+}
+
+TEST_F(CommandsTest, AMutedSeriesShowsItsVerdictButFailsNothing) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    *fake.history.add_points() = HistoryPoint("j-b", "cpu_naive", v1::SLOWER);
+    fake.history.mutable_points(0)->set_muted(true);
+  }
+  auto r = Run({"history", "--op", "rmsnorm"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("SLOWER (muted)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("regression")));
 }
 
 TEST_F(CommandsTest, HistoryRegressionsListsOnlyWhatChanged) {

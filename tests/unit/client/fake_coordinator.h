@@ -34,6 +34,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::string last_kernels_op;
   std::vector<v1::GetHistoryRequest> history_requests;
   v1::GetHistoryResponse history;  // Answered to every GetHistory.
+  std::vector<v1::SeriesControl> controls;  // Recorded by SetSeriesControl, listed by ListSeriesControls.
+  grpc::Status set_control_status = grpc::Status::OK;  // Returned by SetSeriesControl when not OK.
 
   static v1::Result OkResult(const std::string& job_id, v1::ResultStatus status = v1::OK) {
     v1::Result r;
@@ -117,6 +119,29 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     Record(ctx);
     history_requests.push_back(*req);
     *resp = history;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status SetSeriesControl(grpc::ServerContext* ctx, const v1::SetSeriesControlRequest* req,
+                                v1::SetSeriesControlResponse* resp) override {
+    std::lock_guard<std::mutex> lock(mu);
+    Record(ctx);
+    if (!set_control_status.ok()) return set_control_status;
+    v1::SeriesControl c = req->control();
+    c.set_id(static_cast<int64_t>(controls.size()) + 1);
+    c.set_set_by("root");
+    c.set_set_unix_ms(1'700'000'000'000);
+    controls.push_back(c);
+    *resp->mutable_control() = c;
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListSeriesControls(grpc::ServerContext* ctx, const v1::ListSeriesControlsRequest* req,
+                                  v1::ListSeriesControlsResponse* resp) override {
+    std::lock_guard<std::mutex> lock(mu);
+    Record(ctx);
+    for (const auto& c : controls)
+      if (req->op().empty() || c.scope().op() == req->op()) *resp->add_controls() = c;
     return grpc::Status::OK;
   }
 

@@ -371,6 +371,9 @@ v1::HistoryPoint Point(const std::string& job, const std::string& variant, v1::V
   p.set_baseline_median_ns(verdict == v1::NO_BASELINE ? 0 : 10'000);
   p.set_series_run_spread(variant == "v5_tma" ? 0.0084 : 0);
   p.set_series_baseline_runs(variant == "v5_tma" ? 4 : 1);
+  p.set_cache_mode(v1::COLD);
+  p.set_hot_batch(1);
+  p.set_backend(v1::BACKEND_CUDA);
   return p;
 }
 
@@ -384,6 +387,26 @@ v1::GetHistoryResponse TwoSeries() {
   return h;
 }
 
+TEST(FormatHistory, HotAndColdOfOneShapeAreTwoSeries) {
+  v1::GetHistoryResponse h;
+  *h.add_points() = Point("j-hot", "v5_tma", v1::SAME, 5'000, 0);
+  h.mutable_points(0)->set_cache_mode(v1::HOT);
+  h.mutable_points(0)->set_hot_batch(20);
+  *h.add_points() = Point("j-cold", "v5_tma", v1::SAME, 10'000, 0);
+  const std::string out = FormatHistory("rmsnorm", h, Format::kTable);
+  EXPECT_THAT(out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 hot batch 20 on NVIDIA H200 (cuda): baseline"));
+  EXPECT_THAT(out, HasSubstr("rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200 (cuda): baseline"));
+  auto csv = ParseCsv(FormatHistory("rmsnorm", h, Format::kCsv));
+  ASSERT_EQ(csv.size(), 3u);
+  const std::vector<std::string>& header = csv[0];
+  ASSERT_GE(header.size(), 3u);
+  EXPECT_EQ(header[header.size() - 3], "cache_mode");
+  EXPECT_EQ(csv[1][header.size() - 3], "hot");
+  EXPECT_EQ(csv[1][header.size() - 2], "20");
+  EXPECT_EQ(csv[1][header.size() - 1], "cuda");
+  EXPECT_EQ(csv[2][header.size() - 3], "cold");
+}
+
 TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   std::string out = FormatHistory("rmsnorm", TwoSeries(), Format::kTable);
   std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
@@ -391,7 +414,7 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   ASSERT_EQ(lines.size(), 9u) << out;
   // The series' run-to-run spread beside its medians: in its header and on each point.
   EXPECT_EQ(lines[0],
-            "rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us (4 main-branch runs), run-to-run ±0.84% "
+            "rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200 (cuda): baseline 10.0 us (4 main-branch runs), run-to-run ±0.84% "
             "over 4 runs");
   EXPECT_THAT(lines[1], HasSubstr("finished (UTC)"));
   EXPECT_THAT(lines[1], HasSubstr("±run"));
@@ -410,13 +433,14 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
   EXPECT_THAT(lines[4], HasSubstr("j-1"));
   EXPECT_THAT(lines[4], HasSubstr("NO_BASELINE"));
   EXPECT_EQ(lines[5],
-            "rmsnorm cpu_naive 8192x4096 bf16 on NVIDIA H200: baseline 10.0 us, run-to-run spread unknown (fewer than "
+            "rmsnorm cpu_naive 8192x4096 bf16 cold on NVIDIA H200 (cuda): baseline 10.0 us, run-to-run spread unknown "
+            "(fewer than "
             "2 runs)");
   EXPECT_THAT(lines[8], HasSubstr("j-2"));
   EXPECT_THAT(lines[8], HasSubstr("-10.0%"));
 
   std::string md = FormatHistory("rmsnorm", TwoSeries(), Format::kMarkdown);
-  EXPECT_THAT(md, HasSubstr("**rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200: baseline"));
+  EXPECT_THAT(md, HasSubstr("**rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200 (cuda): baseline"));
   EXPECT_THAT(md, HasSubstr("| verdict |"));
 
   auto csv = ParseCsv(FormatHistory("rmsnorm", TwoSeries(), Format::kCsv));
@@ -444,7 +468,7 @@ TEST(FormatHistory, OneTablePerSeriesWithItsBaseline) {
 
 TEST(FormatHistory, RegressedSeriesAreThoseWhoseNewestPointIsSlower) {
   EXPECT_EQ(RegressedSeries("rmsnorm", TwoSeries()),
-            std::vector<std::string>{"rmsnorm v5_tma 8192x4096 bf16 on NVIDIA H200"});
+            std::vector<std::string>{"rmsnorm v5_tma 8192x4096 bf16 cold on NVIDIA H200 (cuda)"});
   v1::GetHistoryResponse fixed = TwoSeries();
   // An older SLOWER point does not count once a newer one is not.
   *fixed.mutable_points(2) = fixed.points(0);

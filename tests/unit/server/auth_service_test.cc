@@ -41,6 +41,8 @@ class AuthServiceTest : public ::testing::Test {
     store_ = *std::move(store);
     coordinator_ = std::make_unique<Coordinator>(CoordinatorConfig{}, store_.get(), &clock_);
     service_ = std::make_unique<CoordinatorService>(coordinator_.get(), &gate_);
+    // As kbench-coordinator wires it: admin changes are recorded with the caller's token name.
+    service_->set_caller_name([this](const grpc::ServerContext& c) { return security_->CallerName(c); });
     auto made = auth::ServerSecurity::Make(security, "127.0.0.1:0", [this] { return now_; });
     ASSERT_TRUE(made.ok()) << made.status();
     security_ = *std::move(made);
@@ -150,6 +152,32 @@ TEST_F(AuthServiceTest, AnAdminTokenCanDoBoth) {
 // Calls every rpc of the service descriptor as raw bytes (an empty request), so that an rpc added to
 // coordinator.proto but not to GuardedCoordinatorService (UNIMPLEMENTED) or to the rules (PERMISSION_
 // DENIED for admin) fails here, and none is reachable without a token.
+// Muting a series (or any admin control of it) needs the admin role, and is recorded with the name of
+// the token that did it.
+TEST_F(AuthServiceTest, OnlyAnAdminTokenSetsSeriesControlsAndItsNameIsRecorded) {
+  Start({});
+  v1::SetSeriesControlRequest req;
+  req.mutable_control()->set_kind(v1::SERIES_MUTE);
+  req.mutable_control()->mutable_scope()->set_op("rmsnorm");
+  auto set = [&](const char* token, v1::SetSeriesControlResponse* resp) {
+    const api::ChannelOptions o = Options(token);
+    return v1::Coordinator::NewStub(api::MakeChannel(o))->SetSeriesControl(api::MakeContext(o).get(), req, resp);
+  };
+  v1::SetSeriesControlResponse resp;
+  grpc::Status denied = set(kSubmitToken, &resp);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  EXPECT_NE(denied.error_message().find("admin role"), std::string::npos) << denied.error_message();
+  EXPECT_TRUE(coordinator_->ListSeriesControls("")->empty());
+  grpc::Status ok = set(kAdminToken, &resp);
+  ASSERT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_EQ(resp.control().set_by(), "ops");
+  EXPECT_EQ(resp.control().set_unix_ms(), clock_.NowUnixMs());
+  auto listed = coordinator_->ListSeriesControls("rmsnorm");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].set_by(), "ops");
+}
+
 TEST_F(AuthServiceTest, EveryRpcIsGuardedAndForwarded) {
   Start({});
   const google::protobuf::ServiceDescriptor* service =

@@ -154,5 +154,28 @@ TEST(Authorizer, RateLimitIsPerTokenAndCountsAllowedCallsOnly) {
   EXPECT_EQ(check("GetJob", kSubmit).code(), absl::StatusCode::kResourceExhausted);
 }
 
+// The admin controls of the series (muting, threshold overrides, steps) are for the admin role alone:
+// a submit token, which may run any job, may not silence an alert. Who changed one is the token's name.
+TEST(Authorizer, SeriesControlsNeedTheAdminRole) {
+  EXPECT_EQ(RequirementOf("SetSeriesControl"), Requirement::kAdminRole);
+  EXPECT_EQ(RequirementOf("ListSeriesControls"), Requirement::kAnyToken);
+  for (Role r : {Role::kSubmit, Role::kWorker, Role::kPlugin})
+    EXPECT_FALSE(Satisfies(RoleSet({r}), Requirement::kAdminRole));
+  EXPECT_TRUE(Satisfies(RoleSet({Role::kAdmin}), Requirement::kAdminRole));
+  const TokenStore tokens = Tokens();
+  const Authorizer authorizer(&tokens, nullptr);
+  const std::string submit = Bearer(kSubmit), both = Bearer(kBoth), admin = Bearer(kAdmin);
+  absl::Status denied = authorizer.Check("SetSeriesControl", {submit});
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied) << denied;
+  EXPECT_NE(denied.message().find("needs the admin role"), absl::string_view::npos) << denied;
+  EXPECT_EQ(authorizer.Check("/kbench.v1.Coordinator/SetSeriesControl", {both}).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(authorizer.Check("SetSeriesControl", {admin}).ok());
+  EXPECT_TRUE(authorizer.Check("ListSeriesControls", {submit}).ok());
+  EXPECT_EQ(authorizer.CallerName({admin}), "root");
+  EXPECT_EQ(authorizer.CallerName({Bearer("unknown-0123456789abcdef")}), "");
+  EXPECT_EQ(authorizer.CallerName({}), "");
+}
+
 }  // namespace
 }  // namespace kbench::server::auth

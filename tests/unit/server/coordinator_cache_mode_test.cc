@@ -1,7 +1,8 @@
 // Results measured with a hot cache (back-to-back launches, data left in L2) are faster than cold
 // ones by design: they must never join a cold series' baseline, where they would make every cold
-// result after them read SLOWER, nor be judged against it. Hot results form a series of their own
-// (shape flag "hot"); the coordinator, a fake clock and a temporary SQLite store.
+// result after them read SLOWER, nor be judged against it. Hot results form a series of their own per
+// hot batch (the series key's cache mode and hot batch), as do results of another backend; the
+// coordinator, a fake clock and a temporary SQLite store.
 #include <map>
 #include <memory>
 #include <string>
@@ -19,11 +20,13 @@ namespace {
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-// An OK result of the small preset with 50 samples spread +-0.5% around center_ns, in cache mode.
-v1::Result Timed(double center_ns, v1::CacheMode mode) {
+// An OK result of the small preset with 50 samples spread +-0.5% around center_ns, in cache mode
+// (HOT: `batch` launches per sample).
+v1::Result Timed(double center_ns, v1::CacheMode mode, int batch = 20) {
   v1::Result r = testing::OkResult(0, 0);
   r.mutable_problem()->set_preset("small");
   r.mutable_timing()->set_cache_mode(mode);
+  r.mutable_timing()->set_launches_per_sample(mode == v1::HOT ? batch : 1);
   for (int i = 0; i < 50; ++i) r.mutable_timing()->add_samples_ns(center_ns * (1 + 0.001 * ((i * 37) % 11 - 5)));
   r.mutable_timing()->set_median_ns(center_ns);
   return r;
@@ -93,7 +96,9 @@ TEST_F(CacheModeBaselineTest, HotResultsAreJudgedAgainstHotResultsOnly) {
   // The first hot result has no hot baseline: not judged against the cold one (it would read FASTER).
   const HistoryRow first = PointOf(RunJob("main", Timed(500, v1::HOT)));
   EXPECT_EQ(first.verdict.verdict, v1::NO_BASELINE);
-  EXPECT_EQ(first.series.shape, "64x1024 hot");
+  EXPECT_EQ(first.series.shape, "64x1024");
+  EXPECT_EQ(first.series.cache_mode, v1::HOT);
+  EXPECT_EQ(first.series.hot_batch, 20);
   RunJob("main", Timed(500, v1::HOT));
   const HistoryRow slower = PointOf(RunJob("pr-1", Timed(600, v1::HOT)));
   EXPECT_EQ(slower.verdict.verdict, v1::SLOWER);
@@ -106,8 +111,42 @@ TEST(CacheModeSeries, OnlyHotChangesTheSeries) {
   r.mutable_timing()->set_cache_mode(v1::CACHE_MODE_UNSPECIFIED);
   EXPECT_EQ(SeriesOf(r), cold);
   r.mutable_timing()->set_cache_mode(v1::HOT);
-  EXPECT_NE(SeriesOf(r), cold);
-  EXPECT_EQ(SeriesOf(r).shape, cold.shape + " hot");
+  r.mutable_timing()->set_launches_per_sample(20);
+  const SeriesKey hot = SeriesOf(r);
+  EXPECT_NE(hot, cold);
+  EXPECT_EQ(hot.shape, cold.shape);  // The key's columns, not a shape suffix, tell them apart.
+  EXPECT_EQ(hot.cache_mode, v1::HOT);
+  EXPECT_EQ(hot.hot_batch, 20);
+  EXPECT_EQ(SeriesLabel(hot), cold.shape + " hot/20");
+  r.mutable_timing()->set_launches_per_sample(100);
+  EXPECT_NE(SeriesOf(r), hot);
+  r.mutable_timing()->set_launches_per_sample(20);
+  r.mutable_device()->set_backend(v1::BACKEND_CPU);
+  EXPECT_NE(SeriesOf(r), hot);
+}
+
+TEST_F(CacheModeBaselineTest, AnotherHotBatchIsAnotherSeries) {
+  for (int i = 0; i < 3; ++i) RunJob("main", Timed(500, v1::HOT, 20));
+  // A batch of 100 amortizes the launch further (faster per launch): judged against batch 20 it would
+  // read FASTER; it has no baseline of its own yet.
+  const HistoryRow big = PointOf(RunJob("main", Timed(400, v1::HOT, 100)));
+  EXPECT_EQ(big.verdict.verdict, v1::NO_BASELINE);
+  EXPECT_EQ(big.series.hot_batch, 100);
+  const HistoryRow same = PointOf(RunJob("pr-1", Timed(500, v1::HOT, 20)));
+  EXPECT_EQ(same.verdict.verdict, v1::SAME);
+  // History filters on the key's columns.
+  HistoryQuery q{"rmsnorm"};
+  q.cache_mode = v1::HOT;
+  q.hot_batch = 100;
+  auto history = coordinator_->GetHistory(q);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->points.size(), 1u);
+  EXPECT_EQ(history->points[0].series.hot_batch, 100);
+  q.cache_mode = v1::COLD;
+  q.hot_batch = 0;
+  history = coordinator_->GetHistory(q);
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_TRUE(history->points.empty());
 }
 
 }  // namespace

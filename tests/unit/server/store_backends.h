@@ -19,6 +19,12 @@ struct StoreBackend {
   std::function<absl::StatusOr<std::string>()> new_location;
   // Opens the store at a location; opening the same location again must see the same data.
   std::function<absl::StatusOr<std::unique_ptr<Store>>(const std::string& location)> open;
+  // Migration tests: brings a location's schema to an older `version` (as a coordinator of that
+  // version left it; no further) and runs one statement on it with `blob` bound to ?1 (SQLite's
+  // placeholder; PostgreSQL's $1 is substituted).
+  std::function<absl::Status(const std::string& location, int version, const std::string& sql,
+                             const std::string& blob)>
+      seed_old;
 };
 
 // Names the backend in test output instead of dumping its bytes.

@@ -1,0 +1,25 @@
+// The coordinator's admin controls of the series: recorded with who and when (the rpc's caller has
+// the admin role; server/auth/authorizer.cc), listed per op. How the verdicts use them:
+// series_controls.h, regression.h (ForSeries, Alerts) and JudgeResults in coordinator_report.cc.
+#include "api/bounds.h"
+#include "api/limits.h"
+#include "server/coordinator/coordinator.h"
+#include "server/coordinator/series_controls.h"
+
+namespace kbench::server {
+
+absl::StatusOr<v1::SeriesControl> Coordinator::SetSeriesControl(v1::SeriesControl control, absl::string_view who) {
+  if (absl::Status s = CheckSeriesControl(control); !s.ok()) return s;
+  const int64_t now = clock_->NowUnixMs();
+  control.set_set_by(std::string(who));
+  control.set_set_unix_ms(now);
+  if (control.kind() == v1::SERIES_STEP && control.at_unix_ms() == 0) control.set_at_unix_ms(now);
+  return store_->InsertSeriesControl(control);
+}
+
+absl::StatusOr<std::vector<v1::SeriesControl>> Coordinator::ListSeriesControls(absl::string_view op) {
+  if (absl::Status s = api::CheckSize("op", op, api::kMaxNameBytes); !s.ok()) return s;
+  return store_->ListSeriesControls(op);
+}
+
+}  // namespace kbench::server
