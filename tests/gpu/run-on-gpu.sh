@@ -4,6 +4,8 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
+#   tests: every *_gpu_test in the bundle (the families', the harness's, skip-after-N, resources),
+#   gemmtests: the GEMM ladder and its SASS check.
 #   phases: tests customtests custom leak gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
@@ -95,14 +97,24 @@ submit() {
 for phase in $phases; do
   case $phase in
     tests | gemmtests | abtests)
-      t=$bundle/tests/kernels_gpu_test
-      [[ $phase == gemmtests ]] && t=$bundle/tests/gemm_gpu_test
-      [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
-      log "test $(basename "$t")"
-      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
-        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
-      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
-      check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
+      # tests: every *_gpu_test of the bundle (kernels, each family's, skip-after-N, resources, the
+      # harness's) but those with a phase of their own; gemmtests: the GEMM ladder and its SASS.
+      tests=()
+      if [[ $phase == tests ]]; then
+        for t in "$bundle"/tests/*_gpu_test; do
+          case $(basename "$t") in gemm_gpu_test | custom_gpu_test | plugin_ab_gpu_test) ;; *) tests+=("$t") ;; esac
+        done
+      fi
+      [[ $phase == gemmtests ]] && tests=("$bundle/tests/gemm_gpu_test")
+      [[ $phase == abtests ]] && tests=("$bundle/tests/plugin_ab_gpu_test")  # the A/B job's verdicts (kernels/plugin)
+      for t in "${tests[@]}"; do
+        log "test $(basename "$t")"
+        KBENCH_RUNNER=$bin/kbench-runner timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 \
+          --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 ||
+          { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
+        tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+        check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
+      done
       [[ $phase != gemmtests ]] && continue
       cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
       KBENCH_CUOBJDUMP=$cuobjdump KBENCH_KERNELS_LIB=$bundle/lib/libkbench_kernels.so \
