@@ -159,9 +159,12 @@ for phase in $phases; do
         --variant cuda_ok,cuda_oob_write,cuda_hang
       ;;
     timing)
+      # Three kernels of 30-300 us against Nsight Compute's gpu__time_duration on the same launches;
+      # the harness's COLD median includes the write-back, which tables.py takes out first (ncu's
+      # window ends with the kernel): worker/README.md, "What a COLD sample contains".
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-      for spec in "vector_add cuda_v2_vec16 N=268435456 VectorAddV2" "rmsnorm cuda_v5_vec16 32768x4096 RmsnormRowKernel" \
-      "rmsnorm cuda_v7_cp_async_ring 32768x4096 RmsnormV6"; do
+      for spec in "layernorm cuda_v3_pipelined 8192x4096 LayernormV3" "rmsnorm cuda_v7_cp_async_ring 32768x4096 RmsnormV6" \
+      "softmax cuda_v6_one_barrier 32768x4096 SoftmaxV6"; do
         read -r op variant shape kernel <<<"$spec"
         log "timing $op $variant $shape"
         "$bin/kbench-bench" --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 1000 \
@@ -173,7 +176,7 @@ for phase in $phases; do
       done
       [[ -n $ncu ]] || log "no ncu found: the timing check fails"
       python3 "$here/tables.py" timing "$out" | tee "$out/timing.md" | tee -a "$out/run.log"
-      check timing "$out" "${TIMING_MAX_DIFF:-0.03}" || fail "timing: harness against ncu beyond ${TIMING_MAX_DIFF:-0.03}"
+      check timing "$out" "${TIMING_MAX_DIFF:-0.02}" || fail "timing: harness against ncu beyond ${TIMING_MAX_DIFF:-0.02}"
       ;;
     readmes)
       cp "$cal" "$out/calibration.txt" 2>/dev/null

@@ -126,21 +126,29 @@ def ncu_median_ns(path):
     return (statistics.median(vals), len(vals)) if vals else (None, 0)
 
 
+def kernel_only_ns(r):
+    """The harness's median less the write-back it added (COLD, worker/README.md): ncu's
+    gpu__time_duration ends with the kernel, before its dirty lines are written back."""
+    t = r["timing"]
+    return float(t["median_ns"]) - float(t.get("write_back_ns", 0) or 0)
+
+
 def timing(out):
-    rows = ["| op | variant | shape | dtype | harness median (us) | ncu gpu__time_duration median (us) | ncu launches | difference |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    rows = ["| op | variant | shape | dtype | harness median, write-back included (us) | write-back (us) "
+            "| harness kernel-only (us) | ncu gpu__time_duration median (us) | ncu launches | kernel-only vs ncu |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for path in sorted(Path(out).glob("timing-*.jsonl")):
         op = path.stem[len("timing-"):].split("-")[0]
         res = [r for r in load(path) if r.get("status") == "OK"]
         ncu, n = ncu_median_ns(Path(out) / ("ncu-" + path.stem[len("timing-"):] + ".csv"))
         if not res:
-            rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - |")
+            rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - | - | - |")
             continue
         r = res[-1]
-        h = float(r["timing"]["median_ns"])
-        rows.append("| {} | {} | {} | {} | {:.1f} | {} | {} | {} |".format(
-            op, r["variant"], shape(r), dtype(r), h / 1e3, f"{ncu / 1e3:.1f}" if ncu else "-", n,
-            f"{100 * (h - ncu) / ncu:+.1f}%" if ncu else "-"))
+        full, h = float(r["timing"]["median_ns"]), kernel_only_ns(r)
+        rows.append("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} |".format(
+            op, r["variant"], shape(r), dtype(r), full / 1e3, (full - h) / 1e3, h / 1e3,
+            f"{ncu / 1e3:.2f}" if ncu else "-", n, f"{100 * (h - ncu) / ncu:+.2f}%" if ncu else "-"))
     return rows
 
 

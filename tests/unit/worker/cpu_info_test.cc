@@ -80,9 +80,11 @@ TEST_F(CalibrationCacheTest, CachedEntryOfTheSameDeviceIsUsed) {
   c.set_device_uuid(backend.device().uuid());
   c.set_copy_bytes_per_second(42);
   c.set_method("full");
+  c.set_cache_key(CalibrationKey(backend.device()));
+  c.set_measured_at_unix_ms(1'000'000);
   const std::string path = (dir_ / "c.txt").string();
   ASSERT_TRUE(SaveCalibration(path, c).ok());
-  auto out = LoadOrCalibrate(backend, {.path = path});
+  auto out = LoadOrCalibrate(backend, {.path = path, .now_unix_ms = 2'000'000});
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(out->from_cache);
   EXPECT_DOUBLE_EQ(backend.calibration()->copy_bytes_per_second(), 42);
