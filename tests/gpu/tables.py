@@ -71,16 +71,19 @@ def check(r):
 
 
 def memory_table(results):
-    rows = ["| op | variant | shape | dtype | median (us) | GB/s | % of calibrated copy | % of datasheet BW | class | check |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    # The calibrated ceiling is the op's own traffic mix (worker/README.md): the column says which.
+    rows = ["| op | variant | shape | dtype | median (us) | GB/s | % of calibrated ceiling | ceiling (mix) | % of datasheet BW | class | check |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- |"]
     for r in results:
         t, rf = r.get("timing", {}), r.get("roofline", {})
         ok = r.get("status") == "OK"
-        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        cal = ceiling(r, "calibrated")
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["op"], r["variant"], shape(r), dtype(r),
             f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
             f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
-            pct(ceiling(r, "calibrated").get("bandwidth_fraction")) if ok else "-",
+            pct(cal.get("bandwidth_fraction")) if ok else "-",
+            (cal.get("bandwidth_ceiling") or "copy") if ok else "-",
             pct(ceiling(r, "datasheet").get("bandwidth_fraction")) if ok and ceiling(r, "datasheet") else "-",
             rf.get("bound_class", "-").replace("_BOUND", "").lower() if ok else "-", check(r)))
     return rows
@@ -91,21 +94,22 @@ def gemm_table(results):
     for r in results:
         if r["variant"] == BASELINE.get(r["problem"].get("dtype")) and r.get("status") == "OK":
             base[(shape(r), dtype(r))] = float(r["timing"]["median_ns"])
-    rows = ["| variant | shape | dtype | median (us) | TFLOP/s | GB/s | % of cuBLAS | % of calibrated peak | regs | smem (B) | spills (B) | check |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    rows = ["| variant | shape | dtype | median (us) | TFLOP/s | GB/s | % of cuBLAS | % of calibrated peak | peak | regs | smem (B) | spills (B) | check |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for r in results:
         t, rf = r.get("timing", {}), r.get("roofline", {})
         ok = r.get("status") == "OK"
         res = r.get("resources", [{}])
         res = max(res, key=lambda k: int(k.get("registers_per_thread", 0))) if res else {}
         b = base.get((shape(r), dtype(r)))
-        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["variant"], shape(r), dtype(r),
             f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
             f"{float(rf.get('achieved_flops_per_second', 0)) / 1e12:.1f}" if ok else "-",
             f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
             f"{100 * b / float(t['median_ns']):.1f}" if ok and b else "-",
             pct(ceiling(r, "calibrated").get("flops_fraction")) if ok else "-",
+            (ceiling(r, "calibrated").get("peak_ceiling") or "GEMM") if ok else "-",
             res.get("registers_per_thread", "-"),
             int(res.get("static_shared_bytes", 0)) + int(res.get("dynamic_shared_bytes", 0)) if res else "-",
             res.get("local_bytes_per_thread", 0) if res else "-", check(r)))
@@ -160,7 +164,16 @@ def calibration_line(out):
     copy = re.search(r"copy_bytes_per_second:\s*([0-9.e+]+)", text)
     peaks = re.findall(r'key:\s*"(\w+)"\s*value:\s*([0-9.e+]+)', text)
     parts = [f"copy {float(copy.group(1)) / 1e12:.2f} TB/s"] if copy else []
-    parts += [f"{k} {float(v) / 1e12:.0f} TFLOP/s" for k, v in peaks]
+    for field, name in (("read_bytes_per_second", "read-only"), ("write_bytes_per_second", "write-only"),
+                        ("read_write_bytes_per_second", "1:1"), ("read2_write1_bytes_per_second", "2:1"),
+                        ("l2_read_bytes_per_second", "L2 read")):
+        m = re.search(field + r":\s*([0-9.e+]+)", text)
+        if m:
+            parts.append(f"{name} {float(m.group(1)) / 1e12:.2f} TB/s")
+    parts += [f"GEMM {k} {float(v) / 1e12:.0f} TFLOP/s" for k, v in peaks]
+    fma = re.search(r"fma_f32_flops_per_second:\s*([0-9.e+]+)", text)
+    if fma:
+        parts.append(f"f32 FMA {float(fma.group(1)) / 1e12:.1f} TFLOP/s")
     return "Calibrated ceilings of this run: " + ", ".join(parts) + "."
 
 
