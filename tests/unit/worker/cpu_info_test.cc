@@ -101,6 +101,13 @@ TEST_F(CalibrationCacheTest, QuickCalibrationIsMeasuredSavedAndNotTakenForAFullO
   EXPECT_GT(out->calibration.peak_flops_per_second().at("f32"), 1e8);
   EXPECT_EQ(out->calibration.peak_flops_per_second().at("bf16"), out->calibration.peak_flops_per_second().at("f32"));
   EXPECT_EQ(out->calibration.method().rfind(kQuickCalibrationPrefix, 0), 0u);
+  // The CPU's own streams per mix; no L2 or SFU ceiling (absent, 0), the FMA loop as the f32 FMA peak.
+  EXPECT_GT(out->calibration.read_bytes_per_second(), 1e8);
+  EXPECT_GT(out->calibration.write_bytes_per_second(), 1e8);
+  EXPECT_GT(out->calibration.read2_write1_bytes_per_second(), 1e8);
+  EXPECT_EQ(out->calibration.l2_read_bytes_per_second(), 0);
+  EXPECT_EQ(out->calibration.sfu_ops_per_second(), 0);
+  EXPECT_EQ(out->calibration.fma_f32_flops_per_second(), out->calibration.peak_flops_per_second().at("f32"));
   // A second quick worker takes it from the cache...
   auto again = LoadOrCalibrate(backend, {.path = path, .quick = true, .check = false});
   ASSERT_TRUE(again.ok());
