@@ -14,25 +14,19 @@ step() { echo; echo "== $* (t=${SECONDS}s)"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader 2>/dev/null
 
 step "harness_gpu_test"
-timeout 75 tests/harness_gpu_test --gtest_filter='HarnessGpuTest.Ceilings*:HarnessGpuTest.MemoryBound*:HarnessGpuTest.ColdSamples*:HarnessGpuTest.EventWindowProbe' || status=1
-
-step "kbench-bench: the memory-bound rungs against their ceilings"
-timeout 30 tests/kbench-bench --op vector_add --variant cuda_v2_vec16 --shape N=268435456 --dtype bf16 --trials 1 \
-  --max_time_ms 300 --calibration_cache "$cal" || status=1
-timeout 30 tests/kbench-bench --op reduce_sum --variant cuda_v1_atomic,cuda_v2_two_pass --shape N=268435456 --dtype bf16 \
-  --trials 1 --max_time_ms 300 --calibration_cache "$cal" || status=1
+timeout 70 tests/harness_gpu_test --gtest_filter='HarnessGpuTest.Ceilings*:HarnessGpuTest.MemoryBound*:HarnessGpuTest.EventWindowProbe' || status=1
 
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 for spec in "layernorm cuda_v3_pipelined 8192x4096 LayernormV3" "rmsnorm cuda_v7_cp_async_ring 32768x4096 RmsnormV6" \
   "softmax cuda_v6_one_barrier 32768x4096 SoftmaxV6"; do
   read -r op variant shape kernel <<<"$spec"
-  ((SECONDS > 100)) && { echo "out of time before $op"; status=1; break; }
+  ((SECONDS > 95)) && { echo "out of time before $op"; status=1; break; }
   step "timing $op $variant $shape"
-  timeout 20 tests/kbench-bench --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 400 \
+  timeout 15 tests/kbench-bench --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 300 \
     --calibration_cache "$cal" --json "$out/timing-$op-$variant.jsonl" || status=1
-  [[ -n $ncu ]] && timeout 25 "$ncu" --clock-control none --cache-control all --metrics gpu__time_duration.sum \
-    -k "regex:$kernel" --launch-skip 5 --launch-count 20 --csv \
-    tests/kbench-bench --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 100 \
+  [[ -n $ncu ]] && timeout 20 "$ncu" --clock-control none --cache-control all --metrics gpu__time_duration.sum \
+    -k "regex:$kernel" --launch-skip 3 --launch-count 10 --csv \
+    tests/kbench-bench --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 50 \
     --calibration_cache "$cal" >"$out/ncu-$op-$variant.csv" 2>"$out/ncu-$op-$variant.err"
 done
 [[ -n $ncu ]] || echo "no ncu found"
@@ -55,28 +49,32 @@ for f in sorted(out.glob("timing-*.jsonl")):
     if not rs:
         print(key, "no harness result"); continue
     t = rs[-1]["timing"]
-    med, wb, clean = float(t["median_ns"]), float(t.get("write_back_ns", 0)), float(t.get("write_back_flush_ns", 0))
+    med, wb, off = float(t["median_ns"]), float(t.get("write_back_ns", 0)), float(t.get("window_offset_ns", 0))
     ncu = statistics.median(vals) if vals else None
-    line = f"{key}: harness {med/1e3:.2f} us, write-back {wb/1e3:.2f} us (clean read {clean/1e3:.2f}), kernel-only {(med-wb)/1e3:.2f} us"
+    line = f"{key}: harness {med/1e3:.2f} us (window offset {off:.0f} ns subtracted), write-back {wb/1e3:.2f} us, kernel-only {(med-wb)/1e3:.2f} us"
     if ncu:
-        line += f"; ncu {ncu/1e3:.2f} us (n={len(vals)}): kernel-only {100*(med-wb-ncu)/ncu:+.2f}%, with write-back {100*(med-ncu)/ncu:+.2f}%"
+        line += f"; ncu {ncu/1e3:.2f} us (n={len(vals)}): kernel-only {100*(med-wb-ncu)/ncu:+.2f}%, before subtracting {100*(med-wb+off-ncu)/ncu:+.2f}%"
     print(line)
 PY
-if [[ -n $ncu ]] && ((SECONDS < 100)); then
-  step "ncu on the event-window probe"
-  timeout $((115 - SECONDS)) "$ncu" --clock-control none --metrics gpu__time_duration.sum -k "regex:TimedSpin|EmptyKernel" \
-    --launch-count 300 --csv tests/harness_gpu_test --gtest_filter=HarnessGpuTest.EventWindowProbe 2>/dev/null \
-    | python3 -c '
+summarize() {
+  python3 -c '
 import csv, sys, statistics, collections
 rows = [l for l in sys.stdin.read().splitlines() if l.startswith("\"")]
 by = collections.defaultdict(list)
 for r in csv.DictReader(rows):
     if r.get("Metric Name") == "gpu__time_duration.sum":
         s = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6}.get(r.get("Metric Unit"), 1)
-        by[(r["Kernel Name"][:40], r.get("Grid Size", ""), r.get("Block Size", ""))].append(float(r["Metric Value"].replace(",", "")) * s)
-for k, v in by.items():
-    print("ncu", k, "n=%d median %.0f ns min %.0f max %.0f" % (len(v), statistics.median(v), min(v), max(v)))
+        v = float(r["Metric Value"].replace(",", "")) * s
+        by[(r["Kernel Name"].split("(")[0][-24:], r.get("Grid Size", ""), round(v / 5000) * 5)].append(v)
+for k in sorted(by):
+    v = by[k]
+    print("ncu", k[0], "grid", k[1], "~%d us:" % k[2], "n=%d median %.0f ns min %.0f max %.0f" % (len(v), statistics.median(v), min(v), max(v)))
 '
+}
+if [[ -n $ncu ]] && ((SECONDS < 100)); then
+  step "ncu on the event-window probe kernels"
+  timeout $((117 - SECONDS)) "$ncu" --clock-control none --metrics gpu__time_duration.sum -k "regex:TimedSpin|EmptyKernel" \
+    --launch-count 400 --csv tests/harness_gpu_test --gtest_filter=HarnessGpuTest.EventWindowProbe 2>/dev/null | summarize
 fi
 echo; echo "exit status $status (t=${SECONDS}s)"
 exit $status

@@ -19,6 +19,22 @@ __global__ void TimedSpinKernel(uint64_t ns, unsigned long long* out) {
   out[1] = t;
 }
 
+// Every block spins `ns`; the grid's first start and last end land in out[0], out[1] (reset first).
+__global__ void GridTimedSpinKernel(uint64_t ns, unsigned long long* out) {
+  const unsigned long long start = Now();
+  unsigned long long t = start;
+  while (t - start < ns) t = Now();
+  if (threadIdx.x == 0) {
+    atomicMin(out, start);
+    atomicMax(out + 1, t);
+  }
+}
+
+__global__ void ResetStamps(unsigned long long* out) {
+  out[0] = ~0ull;
+  out[1] = 0;
+}
+
 __global__ void TimerResolutionKernel(unsigned long long* out) {
   unsigned long long best = ~0ull, last = Now();
   for (int i = 0; i < 200000; ++i) {
@@ -38,6 +54,16 @@ cudaError_t LaunchEmpty(cudaStream_t stream, int blocks, int threads) {
 
 cudaError_t LaunchTimedSpin(cudaStream_t stream, uint64_t ns, unsigned long long* out) {
   TimedSpinKernel<<<1, 1, 0, stream>>>(ns, out);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchResetStamps(cudaStream_t stream, unsigned long long* out) {
+  ResetStamps<<<1, 1, 0, stream>>>(out);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchGridTimedSpin(cudaStream_t stream, int blocks, int threads, uint64_t ns, unsigned long long* out) {
+  GridTimedSpinKernel<<<blocks, threads, 0, stream>>>(ns, out);
   return cudaGetLastError();
 }
 
