@@ -129,6 +129,24 @@ TEST_F(HarnessGpuTest, MemoryBoundRungsAreAtMostTheirMixCeiling) {
   }
 }
 
+// A HOT working set that fits in the L2 (vector_add 2^21 bf16: 12 MiB) is held against the L2 read
+// ceiling, flagged, and stays under it.
+TEST_F(HarnessGpuTest, HotWorkingSetInL2IsHeldAgainstTheL2Ceiling) {
+  const v1::Result r = Run("vector_add", "cuda_v2_vec16", {int64_t{1} << 21}, v1::HOT);
+  ASSERT_EQ(r.status(), v1::OK) << r.status_message();
+  const v1::RooflineCeiling& c = r.roofline().ceilings(0);
+  std::printf("vector_add 2^21 HOT: %.2f us, %.0f GB/s, %.1f%% of %s (%.0f GB/s)\n", r.timing().median_ns() / 1e3,
+              r.roofline().achieved_bytes_per_second() / 1e9, 100 * c.bandwidth_fraction(),
+              c.bandwidth_ceiling().c_str(), c.bandwidth_bytes_per_second() / 1e9);
+  EXPECT_TRUE(r.roofline().l2_resident());
+  EXPECT_DOUBLE_EQ(c.bandwidth_bytes_per_second(), Cal().l2_read_bytes_per_second());
+  EXPECT_LE(c.bandwidth_fraction(), 1.05);
+  // The same problem COLD is held against DRAM.
+  const v1::Result cold = Run("vector_add", "cuda_v2_vec16", {int64_t{1} << 21});
+  ASSERT_EQ(cold.status(), v1::OK);
+  EXPECT_FALSE(cold.roofline().l2_resident());
+}
+
 // COLD samples include the write-back of the kernel's dirty lines: rmsnorm 32768x4096 writes 256 MiB,
 // so the L2 holds dirty lines when it ends; reduce_sum writes 4 bytes.
 TEST_F(HarnessGpuTest, ColdSamplesIncludeTheWriteBackAndSaySo) {

@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests custom leak gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests abtests harnesstests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -28,7 +28,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests abtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests abtests harnesstests memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -93,10 +93,12 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests | gemmtests | abtests)
+    tests | gemmtests | abtests | harnesstests)
       t=$bundle/tests/kernels_gpu_test
       [[ $phase == gemmtests ]] && t=$bundle/tests/gemm_gpu_test
       [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
+      # Ceilings per mix, rungs under their mix's ceiling, write-back, the event-window probe.
+      [[ $phase == harnesstests ]] && t=$bundle/tests/harness_gpu_test
       log "test $(basename "$t")"
       timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
         >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
