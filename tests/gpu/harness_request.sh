@@ -14,13 +14,13 @@ step() { echo; echo "== $* (t=${SECONDS}s)"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv,noheader 2>/dev/null
 
 step "harness_gpu_test"
-timeout 70 tests/harness_gpu_test --gtest_filter='HarnessGpuTest.Ceilings*:HarnessGpuTest.MemoryBound*:HarnessGpuTest.EventWindowProbe' || status=1
+timeout 70 tests/harness_gpu_test --gtest_filter='HarnessGpuTest.Ceilings*:HarnessGpuTest.MemoryBound*:HarnessGpuTest.Hot*:HarnessGpuTest.EventWindowProbe' || status=1
 
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 for spec in "layernorm cuda_v3_pipelined 8192x4096 LayernormV3" "rmsnorm cuda_v7_cp_async_ring 32768x4096 RmsnormV6" \
   "softmax cuda_v6_one_barrier 32768x4096 SoftmaxV6"; do
   read -r op variant shape kernel <<<"$spec"
-  ((SECONDS > 95)) && { echo "out of time before $op"; status=1; break; }
+  ((SECONDS > 92)) && { echo "out of time before $op"; status=1; break; }
   step "timing $op $variant $shape"
   timeout 15 tests/kbench-bench --op "$op" --variant "$variant" --shape "$shape" --dtype bf16 --trials 1 --max_time_ms 300 \
     --calibration_cache "$cal" --json "$out/timing-$op-$variant.jsonl" || status=1
@@ -71,7 +71,7 @@ for k in sorted(by):
     print("ncu", k[0], "grid", k[1], "~%d us:" % k[2], "n=%d median %.0f ns min %.0f max %.0f" % (len(v), statistics.median(v), min(v), max(v)))
 '
 }
-if [[ -n $ncu ]] && ((SECONDS < 100)); then
+if [[ -n $ncu ]] && ((SECONDS < 90)); then
   step "ncu on the event-window probe kernels"
   timeout $((117 - SECONDS)) "$ncu" --clock-control none --metrics gpu__time_duration.sum -k "regex:TimedSpin|EmptyKernel" \
     --launch-count 400 --csv tests/harness_gpu_test --gtest_filter=HarnessGpuTest.EventWindowProbe 2>/dev/null | summarize

@@ -56,14 +56,12 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int ordinal, Cu
   b->write_back_bytes_ = std::max<size_t>(static_cast<size_t>(info->l2_cache_bytes()), 4u << 20);
   if (auto s = check(cudaMalloc(&b->write_back_buffer_, b->write_back_bytes_), "cudaMalloc(write-back)"); !s.ok())
     return s;
-  if (auto s = check(cudaMalloc(&b->stamps_, 4 * sizeof(unsigned long long)), "cudaMalloc(stamps)"); !s.ok()) return s;
   return b;
 }
 
 CudaBackend::~CudaBackend() {
   if (flush_buffer_) cudaFree(flush_buffer_);
   if (write_back_buffer_) cudaFree(write_back_buffer_);
-  if (stamps_) cudaFree(stamps_);
   if (mid_) cudaEventDestroy(mid_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);

@@ -44,7 +44,6 @@ class CudaBackend : public Backend {
   size_t flush_bytes_ = 0;
   void* write_back_buffer_ = nullptr;
   size_t write_back_bytes_ = 0;
-  unsigned long long* stamps_ = nullptr;
   bool context_lost_ = false;
 };
 

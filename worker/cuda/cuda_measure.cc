@@ -53,7 +53,6 @@ struct CudaHandles {
   size_t flush_bytes;
   void* write_back_buffer;  // L2-sized: read after a COLD launch, inside the window
   size_t write_back_bytes;
-  unsigned long long* stamps;  // Four device words for the self-timed spins.
   std::string uuid;
   std::function<std::string(cudaError_t, const char*)> fail;
 };
@@ -214,38 +213,22 @@ class CudaRun final : public DeviceRun {
     return ns[ns.size() / 2];
   }
 
-  // The event window's own cost X (worker/README.md, "What a COLD sample contains"). A window
-  // around one kernel is X + the kernel's execution + its launch and completion (c); a profiler's
-  // kernel duration is the execution + c. Measured here with one-thread spins that read their own
-  // start and end from %globaltimer: (window - execution) of a spin is X + c, and the gap between
-  // two back-to-back spins (the first's end to the second's start) is c. X is the difference of
-  // their medians, never negative.
+  // The event window's own cost (worker/README.md, "What a COLD sample contains"): the two events
+  // back to back behind the spin, nothing between them; the median of a few.
   absl::StatusOr<double> WindowOffsetNs() {
-    std::vector<double> window_less_own, gap;
-    unsigned long long h[4] = {0, 0, 0, 0};
+    std::vector<double> ns;
     for (int i = 0; i < kOffsetProbes; ++i) {
       LaunchSpin(b_.stream, 20'000);
       cudaEventRecord(b_.start, b_.stream);
-      LaunchTimedSpin(b_.stream, kProbeSpinNs, b_.stamps);
       cudaEventRecord(b_.stop, b_.stream);
       if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
         return absl::InternalError(cuda_error_ = b_.fail(e, "window probe"));
       float ms = 0;
       cudaEventElapsedTime(&ms, b_.start, b_.stop);
-      if (cudaError_t e = cudaMemcpy(h, b_.stamps, 2 * sizeof h[0], cudaMemcpyDeviceToHost); e != cudaSuccess)
-        return absl::InternalError(cuda_error_ = b_.fail(e, "window probe"));
-      window_less_own.push_back(static_cast<double>(ms) * 1e6 - static_cast<double>(h[1] - h[0]));
-
-      LaunchSpin(b_.stream, 20'000);
-      LaunchTimedSpin(b_.stream, kProbeSpinNs, b_.stamps);
-      LaunchTimedSpin(b_.stream, kProbeSpinNs, b_.stamps + 2);
-      if (cudaError_t e = cudaMemcpy(h, b_.stamps, sizeof h, cudaMemcpyDeviceToHost); e != cudaSuccess)
-        return absl::InternalError(cuda_error_ = b_.fail(e, "window probe"));
-      gap.push_back(static_cast<double>(h[2]) - static_cast<double>(h[1]));
+      ns.push_back(static_cast<double>(ms) * 1e6);
     }
-    std::sort(window_less_own.begin(), window_less_own.end());
-    std::sort(gap.begin(), gap.end());
-    return std::max(0.0, window_less_own[kOffsetProbes / 2] - gap[kOffsetProbes / 2]);
+    std::sort(ns.begin(), ns.end());
+    return ns[ns.size() / 2];
   }
 
   std::optional<v1::DeviceClocks> ReadClocks() {
@@ -293,10 +276,9 @@ class CudaRun final : public DeviceRun {
   static constexpr int kCleanReads = 7;
   double clean_read_ns_ = -1;  // < 0: not measured yet
   // The event window's own cost (worker/README.md, "What a COLD sample contains"): measured per run,
-  // subtracted from every sample when kSubtractWindowOffset.
+  // subtracted from every sample.
   static constexpr bool kSubtractWindowOffset = true;
   static constexpr int kOffsetProbes = 9;
-  static constexpr uint64_t kProbeSpinNs = 5'000;
   double window_offset_ns_ = -1;
 };
 
@@ -335,7 +317,6 @@ absl::StatusOr<std::unique_ptr<DeviceRun>> CudaMeasureDevice::Allocate(const ker
                       .flush_bytes = backend_.flush_bytes_,
                       .write_back_buffer = backend_.write_back_buffer_,
                       .write_back_bytes = backend_.write_back_bytes_,
-                      .stamps = backend_.stamps_,
                       .uuid = backend_.device_.uuid(),
                       .fail = [this](cudaError_t e, const char* what) { return backend_.Fail(e, what); }};
   auto run = std::make_unique<CudaRun>(std::move(handles), op, variant, problem);

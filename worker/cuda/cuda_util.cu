@@ -19,15 +19,6 @@ __global__ void SpinKernel(uint64_t ns) {
   }
 }
 
-// One thread: spins for `ns`, then writes its first and last %globaltimer reading.
-__global__ void TimedSpinKernel(uint64_t ns, unsigned long long* stamps) {
-  const uint64_t start = GlobalTimerNs();
-  uint64_t t = start;
-  while (t - start < ns) t = GlobalTimerNs();
-  stamps[0] = start;
-  stamps[1] = t;
-}
-
 __device__ float Uniform(uint64_t seed, size_t i) {
   uint64_t x = seed * 0x9e3779b97f4a7c15ull + i;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -62,11 +53,6 @@ __global__ void FlushReadKernel(const int4* __restrict__ data, size_t n, int* si
 
 cudaError_t LaunchSpin(cudaStream_t stream, uint64_t ns) {
   SpinKernel<<<1, 1, 0, stream>>>(ns);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchTimedSpin(cudaStream_t stream, uint64_t ns, unsigned long long* stamps) {
-  TimedSpinKernel<<<1, 1, 0, stream>>>(ns, stamps);
   return cudaGetLastError();
 }
 

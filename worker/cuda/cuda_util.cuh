@@ -1,5 +1,5 @@
-// Small device-side utilities of the CUDA backend: the launch-latency spin, a self-timed spin (the
-// event window's own cost), the L2 flush, and a seeded fill for calibration inputs.
+// Small device-side utilities of the CUDA backend: the launch-latency spin, the L2 flush, and a
+// seeded fill for calibration inputs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,10 +12,6 @@ namespace kbench::worker {
 // Busy-waits on the GPU for `ns` nanoseconds, so the launches queued behind it are already in the
 // hardware queue when the timed window opens: host launch latency stays out of the measurement.
 cudaError_t LaunchSpin(cudaStream_t stream, uint64_t ns);
-
-// One thread spins for `ns` and writes its own start and end (%globaltimer, ns) to stamps[0..1]: a
-// kernel whose duration the window can be compared with.
-cudaError_t LaunchTimedSpin(cudaStream_t stream, uint64_t ns, unsigned long long* stamps);
 
 // Reads `bytes` of `buffer` (16-byte loads that skip L1): at twice the L2 size the data the next
 // kernel reads is no longer in L2; any read of L2 size evicts (and writes back) dirty lines.
