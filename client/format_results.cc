@@ -45,7 +45,10 @@ std::string DeviceHeader(const std::vector<const v1::Result*>& group) {
   double copy = 0;
   for (const auto* r : group) {
     if (name.empty()) name = r->device().name();
-    if (const auto* c = Calibrated(*r); c != nullptr && copy == 0) copy = c->bandwidth_bytes_per_second();
+    // Only a ceiling that is the copy is the copy: since ceilings per traffic mix, each row names its own.
+    if (const auto* c = Calibrated(*r);
+        c != nullptr && copy == 0 && (c->bandwidth_ceiling().empty() || c->bandwidth_ceiling() == "copy"))
+      copy = c->bandwidth_bytes_per_second();
   }
   if (name.empty() && copy == 0) return "";
   std::string s = absl::StrCat("device: ", name.empty() ? "unknown" : name);
@@ -53,11 +56,36 @@ std::string DeviceHeader(const std::vector<const v1::Result*>& group) {
   return s;
 }
 
+// The ceiling a row's %BW or %FLOP is against: the peak's name for a compute-bound result, else the
+// bandwidth's ("2:1", "read-only", "L2 read (HOT, ...)"); "" for results from before the names.
+std::string CeilingName(const v1::Result& r) {
+  const auto* c = Calibrated(r);
+  if (c == nullptr) return "";
+  return r.roofline().bound_class() == v1::COMPUTE_BOUND ? c->peak_ceiling() : c->bandwidth_ceiling();
+}
+
+// "1980/2619 MHz 512 W": SM and memory clocks and power at one moment; "" when unknown.
+std::string FormatClocks(const v1::DeviceClocks& c) {
+  if (c.sm_clock_mhz() == 0 && c.memory_clock_mhz() == 0) return "";
+  return absl::StrFormat("%d/%d MHz %.0f W", c.sm_clock_mhz(), c.memory_clock_mhz(), c.power_watts());
+}
+
 Table HumanTable(const std::vector<const v1::Result*>& results, bool with_samples) {
+  // Columns only some results have appear when one of the table's does.
+  bool any_ceiling = false, any_clocks = false, any_write_back = false;
+  for (const auto* r : results) {
+    any_ceiling = any_ceiling || !CeilingName(*r).empty();
+    any_clocks = any_clocks || r->timing().has_clocks_start();
+    any_write_back = any_write_back || r->timing().write_back_ns() != 0;
+  }
   Table t;
+  // ±RSE is the median's standard error from this run's samples: separate runs differ by more.
   t.header = {"op",      "variant", "problem", "dtype", "status", "median", "±RSE within-run", "GB/s",
               "GFLOP/s", "%BW",     "%FLOP",   "util",  "class",  "check",  "samples"};
   t.numeric = {false, false, false, false, false, true, true, true, true, true, true, true, false, false, true};
+  if (any_ceiling) t.header.push_back("ceiling"), t.numeric.push_back(false);
+  if (any_write_back) t.header.push_back("write-back"), t.numeric.push_back(true);
+  if (any_clocks) t.header.push_back("clocks start -> end"), t.numeric.push_back(false);
   if (with_samples) {
     for (const char* h : {"min", "p10", "p90", "max"}) t.header.push_back(h), t.numeric.push_back(true);
   }
@@ -84,8 +112,21 @@ Table HumanTable(const std::vector<const v1::Result*>& results, bool with_sample
         timed && cal ? absl::StrCat(FormatPercent(cal->utilization()), rf.warning().empty() ? "" : kWarningMark) : "-",
         timed ? api::BoundClassName(rf.bound_class()) : "-",
         CheckCell(*r),
-        timed ? absl::StrCat(tm.count()) : "-",
+        // "120 (3 throttled)": throttled samples are kept but left out of the statistics.
+        timed ? absl::StrCat(tm.count(), tm.discarded_throttled() > 0
+                                             ? absl::StrCat(" (+", tm.discarded_throttled(), " throttled)")
+                                             : "")
+              : "-",
     };
+    if (any_ceiling) {
+      std::string name = timed ? CeilingName(*r) : "";
+      row.push_back(name.empty() ? "-" : name);
+    }
+    if (any_write_back) row.push_back(timed && tm.write_back_ns() != 0 ? FormatDuration(tm.write_back_ns()) : "-");
+    if (any_clocks) {
+      const std::string start = FormatClocks(tm.clocks_start()), end = FormatClocks(tm.clocks_end());
+      row.push_back(start.empty() ? "-" : absl::StrCat(start, " -> ", end.empty() ? "?" : end));
+    }
     if (with_samples) {
       for (double v : {tm.min_ns(), tm.p10_ns(), tm.p90_ns(), tm.max_ns()}) row.push_back(if_timed(FormatDuration(v)));
     }
@@ -134,7 +175,18 @@ Table CsvTable(const std::vector<v1::Result>& results, bool with_samples) {
               "mismatches",
               "device",
               "worker_id",
-              "status_message"};
+              "status_message",
+              "calibrated_bandwidth_ceiling",
+              "calibrated_peak_ceiling",
+              "l2_resident",
+              "write_back_ns",
+              "throttled_samples",
+              "sm_clock_mhz_start",
+              "memory_clock_mhz_start",
+              "power_watts_start",
+              "sm_clock_mhz_end",
+              "memory_clock_mhz_end",
+              "power_watts_end"};
   if (with_samples) t.header.push_back("samples_ns");
   for (const auto& r : results) {
     const auto& tm = r.timing();
@@ -183,7 +235,18 @@ Table CsvTable(const std::vector<v1::Result>& results, bool with_samples) {
                                     absl::StrCat(c.mismatches()),
                                     r.device().name(),
                                     r.worker_id(),
-                                    r.status_message()};
+                                    r.status_message(),
+                                    cal ? cal->bandwidth_ceiling() : "",
+                                    cal ? cal->peak_ceiling() : "",
+                                    rf.l2_resident() ? "true" : "false",
+                                    FormatExact(tm.write_back_ns()),
+                                    absl::StrCat(tm.discarded_throttled()),
+                                    absl::StrCat(tm.clocks_start().sm_clock_mhz()),
+                                    absl::StrCat(tm.clocks_start().memory_clock_mhz()),
+                                    FormatExact(tm.clocks_start().power_watts()),
+                                    absl::StrCat(tm.clocks_end().sm_clock_mhz()),
+                                    absl::StrCat(tm.clocks_end().memory_clock_mhz()),
+                                    FormatExact(tm.clocks_end().power_watts())};
     if (with_samples)
       row.push_back(absl::StrJoin(tm.samples_ns(), " ", [](std::string* o, double v) { o->append(FormatExact(v)); }));
     t.AddRow(std::move(row));

@@ -110,28 +110,35 @@ int Main() {
   }
   for (const std::string& refusal : cal->refusals) std::cerr << "calibration refused, " << refusal << "\n";
   if (!cal->calibration.warning().empty()) std::cerr << "WARNING: " << cal->calibration.warning() << "\n";
-  const double copy = cal->calibration.copy_bytes_per_second();
-  std::printf("device %s  calibrated copy %.0f GB/s", dev.name().c_str(), copy / 1e9);
-  for (const auto& [k, v] : cal->calibration.peak_flops_per_second()) std::printf("  %s %.1f TFLOP/s", k.c_str(), v / 1e12);
-  std::printf("\n");
+  const v1::Calibration& c = cal->calibration;
+  std::printf("device %s  calibrated copy %.0f GB/s", dev.name().c_str(), c.copy_bytes_per_second() / 1e9);
+  for (const auto& [k, v] : c.peak_flops_per_second()) std::printf("  %s %.1f TFLOP/s", k.c_str(), v / 1e12);
+  std::printf("\nceilings: read-only %.0f, write-only %.0f, 1:1 %.0f, 2:1 %.0f, L2 read %.0f GB/s; f32 FMA %.1f TFLOP/s, "
+              "SFU exp2 %.2f T/s\n",
+              c.read_bytes_per_second() / 1e9, c.write_bytes_per_second() / 1e9,
+              c.read_write_bytes_per_second() / 1e9, c.read2_write1_bytes_per_second() / 1e9,
+              c.l2_read_bytes_per_second() / 1e9, c.fma_f32_flops_per_second() / 1e12, c.sfu_ops_per_second() / 1e12);
 
   Catalog catalog(kernels::BuiltinRegistry(), {(*backend)->kind()});
   JobRunner runner(catalog, **backend);
   std::ofstream json;
   if (!absl::GetFlag(FLAGS_json).empty()) json.open(absl::GetFlag(FLAGS_json), std::ios::app);
-  std::printf("%-22s %-16s %-5s %-10s %12s %10s %10s %8s %8s %-8s %s\n", "variant", "shape", "dtype", "status",
-              "median_us", "GB/s", "TFLOP/s", "%copy", "%sheet", "class", "check");
+  std::printf("%-22s %-16s %-5s %-10s %12s %10s %10s %8s %8s %-8s %-24s %s\n", "variant", "shape", "dtype", "status",
+              "median_us", "GB/s", "TFLOP/s", "%ceil", "%sheet", "class", "ceiling", "check");
   int bad = 0;
   CancelFlag never;
   absl::Status s = runner.Run(*spec, {.job_id = "bench"}, never, [&](const v1::RunJobEvent& ev) {
     if (!ev.has_result()) return;
     const v1::Result& r = ev.result();
     const auto& rf = r.roofline();
-    std::printf("%-22s %-16s %-5s %-10s %12.2f %10.1f %10.2f %8.1f %8.1f %-8s %s\n", r.variant().c_str(),
+    const std::string ceiling = rf.ceilings_size() == 0                  ? ""
+                                : rf.bound_class() == v1::COMPUTE_BOUND ? rf.ceilings(0).peak_ceiling()
+                                                                        : rf.ceilings(0).bandwidth_ceiling();
+    std::printf("%-22s %-16s %-5s %-10s %12.2f %10.1f %10.2f %8.1f %8.1f %-8s %-24s %s\n", r.variant().c_str(),
                 api::ShapeLabel(r.problem()).c_str(), api::DtypeName(r.problem().dtype()).c_str(),
                 api::StatusName(r.status()).c_str(), r.timing().median_ns() / 1e3, rf.achieved_bytes_per_second() / 1e9,
                 rf.achieved_flops_per_second() / 1e12, 100 * Fraction(rf, "calibrated"), 100 * Fraction(rf, "datasheet"),
-                api::BoundClassName(rf.bound_class()).c_str(),
+                api::BoundClassName(rf.bound_class()).c_str(), ceiling.c_str(),
                 r.status() == v1::OK ? "ok" : r.status_message().substr(0, 60).c_str());
     std::fflush(stdout);
     if (r.status() != v1::OK && r.status() != v1::SKIPPED) ++bad;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/quote.h"
 #include "google/protobuf/text_format.h"
 #include "worker/calibration_check.h"
 
@@ -22,6 +23,27 @@ std::string DefaultCalibrationCachePath(absl::string_view device_uuid) {
   else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') dir = absl::StrCat(home, "/.cache");
   else return "";
   return absl::StrCat(dir, "/kbench/calibration-", device_uuid, ".txt");
+}
+
+std::string CalibrationKey(const v1::DeviceInfo& d) {
+  return absl::StrCat(d.uuid(), "|driver ", d.driver_version(), " ", d.driver_release(), "|runtime ",
+                      d.runtime_version(), "|max clocks ", d.clock_khz(), "/", d.memory_clock_khz(),
+                      " kHz|application clocks ", d.application_sm_clock_mhz(), "/",
+                      d.application_memory_clock_mhz(), " MHz");
+}
+
+std::string StaleReason(const v1::Calibration& cached, const v1::DeviceInfo& device, int64_t now_unix_ms,
+                        std::chrono::milliseconds max_age) {
+  if (cached.device_uuid() != device.uuid())
+    return absl::StrCat("measured on another device (", api::Quote(cached.device_uuid()), ")");
+  if (const std::string key = CalibrationKey(device); cached.cache_key() != key)
+    return absl::StrCat("measured under another driver or clocks (", api::Quote(cached.cache_key()), ", now ",
+                        api::Quote(key), ")");
+  const int64_t age_ms = now_unix_ms - cached.measured_at_unix_ms();
+  if (age_ms < 0) return "dated in the future";
+  if (age_ms > max_age.count())
+    return absl::StrCat("expired: ", age_ms / 3'600'000, " h old, more than the ", max_age.count() / 3'600'000, " h limit");
+  return "";
 }
 
 absl::StatusOr<v1::Calibration> LoadCalibration(const std::string& path) {
@@ -62,9 +84,16 @@ absl::StatusOr<CalibrationOutcome> LoadOrCalibrate(Backend& backend, const Calib
   const std::string uuid = backend.device().uuid();
   const std::optional<v1::DatasheetPeaks> datasheet = backend.datasheet();
   out.path = options.path.empty() ? DefaultCalibrationCachePath(uuid) : options.path;
+  const v1::DeviceInfo device = backend.device();
+  const int64_t now_ms = options.now_unix_ms != 0 ? options.now_unix_ms
+                                                  : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                        std::chrono::system_clock::now().time_since_epoch())
+                                                        .count();
   if (!options.recalibrate && !out.path.empty()) {
     absl::StatusOr<v1::Calibration> cached = LoadCalibration(out.path);
-    if (cached.ok() && cached->device_uuid() == uuid && cached->copy_bytes_per_second() > 0 &&
+    std::string stale = cached.ok() ? StaleReason(*cached, device, now_ms, options.max_age) : "";
+    if (!stale.empty()) out.refusals.push_back(absl::StrCat("cached ", out.path, ": ", stale));
+    if (cached.ok() && stale.empty() && cached->copy_bytes_per_second() > 0 &&
         (options.quick || !absl::StartsWith(cached->method(), kQuickCalibrationPrefix))) {
       if (absl::Status check = options.check ? CheckCalibration(*cached, datasheet) : absl::OkStatus(); check.ok()) {
         out.calibration = *cached;
@@ -82,6 +111,8 @@ absl::StatusOr<CalibrationOutcome> LoadOrCalibrate(Backend& backend, const Calib
     if (attempt > 1 && options.retry_delay.count() > 0) std::this_thread::sleep_for(options.retry_delay);
     absl::StatusOr<v1::Calibration> measured = backend.Calibrate();
     if (!measured.ok()) return measured.status();
+    measured->set_cache_key(CalibrationKey(device));
+    if (measured->measured_at_unix_ms() == 0) measured->set_measured_at_unix_ms(now_ms);
     last_check = options.check ? CheckCalibration(*measured, datasheet) : absl::OkStatus();
     if (last_check.ok()) {
       best = *std::move(measured);

@@ -1,6 +1,7 @@
 #include "worker/calibration_check.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 
@@ -23,6 +24,10 @@ absl::Status CheckCalibration(const v1::Calibration& cal, const std::optional<v1
     return absl::FailedPreconditionError(absl::StrFormat(
         "device busy or unstable: the copy rounds spread %.1f%% (at most %.0f%%)", 100 * cal.copy_spread_fraction(),
         100 * kMaxCopySpread));
+  if (cal.stream_spread_fraction() > kMaxCopySpread)
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "device busy or unstable: the stream rounds spread %.1f%% (at most %.0f%%)",
+        100 * cal.stream_spread_fraction(), 100 * kMaxCopySpread));
   if (!datasheet) return absl::OkStatus();
   const double ds_bw = datasheet->memory_bytes_per_second();
   if (ds_bw > 0) {
@@ -36,6 +41,16 @@ absl::Status CheckCalibration(const v1::Calibration& cal, const std::optional<v1
           "device busy or throttled: copy %.0f GB/s is only %.0f%% of the %s datasheet's %.0f GB/s",
           cal.copy_bytes_per_second() / 1e9, 100 * ratio, datasheet->model(), ds_bw / 1e9));
   }
+  // A stream beyond the datasheet's DRAM bandwidth was served by a cache: its working set was too small.
+  if (ds_bw > 0)
+    for (auto [name, bw] : {std::pair{"read-only", cal.read_bytes_per_second()},
+                            {"write-only", cal.write_bytes_per_second()},
+                            {"1:1", cal.read_write_bytes_per_second()},
+                            {"2:1", cal.read2_write1_bytes_per_second()}})
+      if (bw / ds_bw > kMaxOverDatasheet)
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "implausible: the %s stream's %.0f GB/s is %.0f%% of the %s datasheet's %.0f GB/s", name, bw / 1e9,
+            100 * bw / ds_bw, datasheet->model(), ds_bw / 1e9));
   for (const auto& [dtype, peak] : cal.peak_flops_per_second()) {
     const auto it = datasheet->peak_flops_per_second().find(dtype);
     if (it == datasheet->peak_flops_per_second().end() || it->second <= 0) continue;

@@ -21,6 +21,7 @@ absl::Status CheckTiming(const std::string& f, const v1::Timing& t) {
   KBENCH_RETURN_IF_ERROR(CheckCount(f + ".block_sample_counts", t.block_sample_counts_size(), kMaxSamples));
   for (int i = 0; i < t.block_sample_counts_size(); ++i)
     KBENCH_RETURN_IF_ERROR(CheckRange(At(f + ".block_sample_counts", i), t.block_sample_counts(i), 0, kMaxSamples));
+  KBENCH_RETURN_IF_ERROR(CheckCount(f + ".sample_throttled", t.sample_throttled_size(), kMaxSamples));
   KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".median_ns", t.median_ns(), 0, 1e18));
   KBENCH_RETURN_IF_ERROR(CheckRange(f + ".count", t.count(), 0, kMaxSamples));
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".stop_reason", t.stop_reason(), v1::StopReason_IsValid));
@@ -49,9 +50,13 @@ absl::Status CheckResultBounds(absl::string_view field, const v1::Result& r) {
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".status", r.status(), v1::ResultStatus_IsValid));
   KBENCH_RETURN_IF_ERROR(CheckTiming(f + ".timing", r.timing()));
   KBENCH_RETURN_IF_ERROR(CheckCount(f + ".roofline.ceilings", r.roofline().ceilings_size(), kMaxCeilingsPerResult));
-  for (int i = 0; i < r.roofline().ceilings_size(); ++i)
-    KBENCH_RETURN_IF_ERROR(CheckSize(At(f + ".roofline.ceilings", i) + ".source", r.roofline().ceilings(i).source(),
-                                     kMaxNameBytes));
+  for (int i = 0; i < r.roofline().ceilings_size(); ++i) {
+    const v1::RooflineCeiling& c = r.roofline().ceilings(i);
+    const std::string cf = At(f + ".roofline.ceilings", i);
+    KBENCH_RETURN_IF_ERROR(CheckSize(cf + ".source", c.source(), kMaxNameBytes));
+    KBENCH_RETURN_IF_ERROR(CheckSize(cf + ".bandwidth_ceiling", c.bandwidth_ceiling(), kMaxShortTextBytes));
+    KBENCH_RETURN_IF_ERROR(CheckSize(cf + ".peak_ceiling", c.peak_ceiling(), kMaxShortTextBytes));
+  }
   KBENCH_RETURN_IF_ERROR(CheckEnum(f + ".roofline.bound_class", r.roofline().bound_class(), v1::BoundClass_IsValid));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".roofline.warning", r.roofline().warning(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".correctness.reference", r.correctness().reference(), kMaxShortTextBytes));

@@ -25,6 +25,16 @@ absl::Status CheckCalibration(const std::string& f, const v1::Calibration& c) {
   KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".copy_spread_fraction", c.copy_spread_fraction(), 0, 1e6));
   KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".other_load_fraction", c.other_load_fraction(), 0, 1));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".warning", c.warning(), kMaxShortTextBytes));
+  for (auto [name, v] : {std::pair{".read_bytes_per_second", c.read_bytes_per_second()},
+                         {".write_bytes_per_second", c.write_bytes_per_second()},
+                         {".read_write_bytes_per_second", c.read_write_bytes_per_second()},
+                         {".read2_write1_bytes_per_second", c.read2_write1_bytes_per_second()},
+                         {".l2_read_bytes_per_second", c.l2_read_bytes_per_second()},
+                         {".fma_f32_flops_per_second", c.fma_f32_flops_per_second()},
+                         {".sfu_ops_per_second", c.sfu_ops_per_second()}})
+    KBENCH_RETURN_IF_ERROR(CheckFinite(f + name, v, 0, 1e20));
+  KBENCH_RETURN_IF_ERROR(CheckFinite(f + ".stream_spread_fraction", c.stream_spread_fraction(), 0, 1e6));
+  KBENCH_RETURN_IF_ERROR(CheckSize(f + ".cache_key", c.cache_key(), kMaxShortTextBytes));
   return CheckSize(f + ".method", c.method(), kMaxTextBytes);
 }
 
@@ -64,13 +74,17 @@ absl::Status CheckDeviceBounds(absl::string_view field, const v1::DeviceInfo& d)
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".uuid", d.uuid(), kMaxIdBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".driver_version", d.driver_version(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".runtime_version", d.runtime_version(), kMaxShortTextBytes));
+  KBENCH_RETURN_IF_ERROR(CheckSize(f + ".driver_release", d.driver_release(), kMaxShortTextBytes));
   for (auto [name, v] : {std::pair{".index", int64_t{d.index()}},
                          {".compute_capability_major", d.compute_capability_major()},
                          {".compute_capability_minor", d.compute_capability_minor()},
                          {".multiprocessor_count", d.multiprocessor_count()},
                          {".memory_bytes", d.memory_bytes()},
                          {".l2_cache_bytes", d.l2_cache_bytes()},
-                         {".clock_khz", d.clock_khz()}})
+                         {".clock_khz", d.clock_khz()},
+                         {".memory_clock_khz", d.memory_clock_khz()},
+                         {".application_sm_clock_mhz", d.application_sm_clock_mhz()},
+                         {".application_memory_clock_mhz", d.application_memory_clock_mhz()}})
     KBENCH_RETURN_IF_ERROR(CheckNonNegative(f + name, v));
   return absl::OkStatus();
 }

@@ -71,16 +71,19 @@ def check(r):
 
 
 def memory_table(results):
-    rows = ["| op | variant | shape | dtype | median (us) | GB/s | % of calibrated copy | % of datasheet BW | class | check |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    # The calibrated ceiling is the op's own traffic mix (worker/README.md): the column says which.
+    rows = ["| op | variant | shape | dtype | median (us) | GB/s | % of calibrated ceiling | ceiling (mix) | % of datasheet BW | class | check |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- |"]
     for r in results:
         t, rf = r.get("timing", {}), r.get("roofline", {})
         ok = r.get("status") == "OK"
-        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        cal = ceiling(r, "calibrated")
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["op"], r["variant"], shape(r), dtype(r),
             f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
             f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
-            pct(ceiling(r, "calibrated").get("bandwidth_fraction")) if ok else "-",
+            pct(cal.get("bandwidth_fraction")) if ok else "-",
+            (cal.get("bandwidth_ceiling") or "copy") if ok else "-",
             pct(ceiling(r, "datasheet").get("bandwidth_fraction")) if ok and ceiling(r, "datasheet") else "-",
             rf.get("bound_class", "-").replace("_BOUND", "").lower() if ok else "-", check(r)))
     return rows
@@ -91,21 +94,22 @@ def gemm_table(results):
     for r in results:
         if r["variant"] == BASELINE.get(r["problem"].get("dtype")) and r.get("status") == "OK":
             base[(shape(r), dtype(r))] = float(r["timing"]["median_ns"])
-    rows = ["| variant | shape | dtype | median (us) | TFLOP/s | GB/s | % of cuBLAS | % of calibrated peak | regs | smem (B) | spills (B) | check |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    rows = ["| variant | shape | dtype | median (us) | TFLOP/s | GB/s | % of cuBLAS | % of calibrated peak | peak | regs | smem (B) | spills (B) | check |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
     for r in results:
         t, rf = r.get("timing", {}), r.get("roofline", {})
         ok = r.get("status") == "OK"
         res = r.get("resources", [{}])
         res = max(res, key=lambda k: int(k.get("registers_per_thread", 0))) if res else {}
         b = base.get((shape(r), dtype(r)))
-        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        rows.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["variant"], shape(r), dtype(r),
             f"{float(t.get('median_ns', 0)) / 1e3:.1f}" if ok else "-",
             f"{float(rf.get('achieved_flops_per_second', 0)) / 1e12:.1f}" if ok else "-",
             f"{float(rf.get('achieved_bytes_per_second', 0)) / 1e9:.0f}" if ok else "-",
             f"{100 * b / float(t['median_ns']):.1f}" if ok and b else "-",
             pct(ceiling(r, "calibrated").get("flops_fraction")) if ok else "-",
+            (ceiling(r, "calibrated").get("peak_ceiling") or "GEMM") if ok else "-",
             res.get("registers_per_thread", "-"),
             int(res.get("static_shared_bytes", 0)) + int(res.get("dynamic_shared_bytes", 0)) if res else "-",
             res.get("local_bytes_per_thread", 0) if res else "-", check(r)))
@@ -126,21 +130,31 @@ def ncu_median_ns(path):
     return (statistics.median(vals), len(vals)) if vals else (None, 0)
 
 
+def kernel_only_ns(r):
+    """The harness's median less the write-back it added (COLD, worker/README.md): ncu's
+    gpu__time_duration ends with the kernel, before its dirty lines are written back."""
+    t = r["timing"]
+    return float(t["median_ns"]) - float(t.get("write_back_ns", 0) or 0)
+
+
 def timing(out):
-    rows = ["| op | variant | shape | dtype | harness median (us) | ncu gpu__time_duration median (us) | ncu launches | difference |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    rows = ["| op | variant | shape | dtype | harness median, write-back included (us) | write-back (us) "
+            "| event window's cost subtracted (us) | harness kernel-only (us) | ncu gpu__time_duration median (us) "
+            "| ncu launches | kernel-only vs ncu |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for path in sorted(Path(out).glob("timing-*.jsonl")):
         op = path.stem[len("timing-"):].split("-")[0]
         res = [r for r in load(path) if r.get("status") == "OK"]
         ncu, n = ncu_median_ns(Path(out) / ("ncu-" + path.stem[len("timing-"):] + ".csv"))
         if not res:
-            rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - |")
+            rows.append(f"| {op} | - | - | - | (no harness result) | - | - | - | - | - | - |")
             continue
         r = res[-1]
-        h = float(r["timing"]["median_ns"])
-        rows.append("| {} | {} | {} | {} | {:.1f} | {} | {} | {} |".format(
-            op, r["variant"], shape(r), dtype(r), h / 1e3, f"{ncu / 1e3:.1f}" if ncu else "-", n,
-            f"{100 * (h - ncu) / ncu:+.1f}%" if ncu else "-"))
+        full, h = float(r["timing"]["median_ns"]), kernel_only_ns(r)
+        offset = float(r["timing"].get("window_offset_ns", 0) or 0)
+        rows.append("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} |".format(
+            op, r["variant"], shape(r), dtype(r), full / 1e3, (full - h) / 1e3, offset / 1e3, h / 1e3,
+            f"{ncu / 1e3:.2f}" if ncu else "-", n, f"{100 * (h - ncu) / ncu:+.2f}%" if ncu else "-"))
     return rows
 
 
@@ -152,7 +166,16 @@ def calibration_line(out):
     copy = re.search(r"copy_bytes_per_second:\s*([0-9.e+]+)", text)
     peaks = re.findall(r'key:\s*"(\w+)"\s*value:\s*([0-9.e+]+)', text)
     parts = [f"copy {float(copy.group(1)) / 1e12:.2f} TB/s"] if copy else []
-    parts += [f"{k} {float(v) / 1e12:.0f} TFLOP/s" for k, v in peaks]
+    for field, name in (("read_bytes_per_second", "read-only"), ("write_bytes_per_second", "write-only"),
+                        ("read_write_bytes_per_second", "1:1"), ("read2_write1_bytes_per_second", "2:1"),
+                        ("l2_read_bytes_per_second", "L2 read")):
+        m = re.search(field + r":\s*([0-9.e+]+)", text)
+        if m:
+            parts.append(f"{name} {float(m.group(1)) / 1e12:.2f} TB/s")
+    parts += [f"GEMM {k} {float(v) / 1e12:.0f} TFLOP/s" for k, v in peaks]
+    fma = re.search(r"fma_f32_flops_per_second:\s*([0-9.e+]+)", text)
+    if fma:
+        parts.append(f"f32 FMA {float(fma.group(1)) / 1e12:.1f} TFLOP/s")
     return "Calibrated ceilings of this run: " + ", ".join(parts) + "."
 
 

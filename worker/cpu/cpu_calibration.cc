@@ -140,6 +140,49 @@ CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps) {
           .spread_fraction = SpreadFraction(std::move(times))};
 }
 
+StreamMeasurement MeasureStreams(int threads, int64_t buffer_bytes, int reps) {
+  threads = std::max(1, threads);
+  const int64_t floats = buffer_bytes / 4 / 16 * 16;
+  buffer_bytes = floats * 4;
+  Buffer a = Allocate(buffer_bytes), b = Allocate(buffer_bytes), c = Allocate(buffer_bytes);
+  const int64_t chunk = (floats / threads + 15) / 16 * 16;
+  std::vector<double> sinks(static_cast<size_t>(threads) * 8);  // one cache line each
+  StreamMeasurement out{.buffer_bytes = buffer_bytes, .reps = reps};
+  // kind 0: read (sum), 1: write (fill), 2: 2 reads : 1 write (c = a + b).
+  auto run = [&](int kind) {
+    const std::vector<int64_t> phases = PhaseNs(threads, reps, [&](int t, auto& sync) {
+      const int64_t begin = std::min(floats, chunk * t), end = std::min(floats, begin + chunk);
+      auto* fa = reinterpret_cast<float*>(a.get());
+      auto* fb = reinterpret_cast<float*>(b.get());
+      auto* fc = reinterpret_cast<float*>(c.get());
+      // First touch by the thread that streams the chunk: its pages land on that thread's NUMA node.
+      for (int64_t i = begin; i < end; ++i) fa[i] = 1.0f, fb[i] = 2.0f, fc[i] = 0.0f;
+      sync.arrive_and_wait();
+      for (int r = 0; r < reps; ++r) {
+        if (kind == 0) {
+          float acc[16] = {};
+          for (int64_t i = begin; i < end; i += 16)
+            for (int l = 0; l < 16; ++l) acc[l] += fa[i + l];
+          for (float v : acc) sinks[static_cast<size_t>(t) * 8] += v;
+        } else if (kind == 1) {
+          const float v = static_cast<float>(r);
+          for (int64_t i = begin; i < end; ++i) fc[i] = v;
+        } else {
+          for (int64_t i = begin; i < end; ++i) fc[i] = fa[i] + fb[i];
+        }
+        sync.arrive_and_wait();
+      }
+    });
+    std::vector<double> times(phases.begin(), phases.end());
+    out.spread_fraction = std::max(out.spread_fraction, SpreadFraction(std::move(times)));
+    return static_cast<double>(buffer_bytes) / (static_cast<double>(Best(phases)) * 1e-9);
+  };
+  out.read_bytes_per_second = run(0);
+  out.write_bytes_per_second = run(1);
+  out.read2_write1_bytes_per_second = 3 * run(2);
+  return out;
+}
+
 FmaMeasurement MeasureFma(int threads, int64_t iterations, int reps) {
   threads = std::max(1, threads);
   const FmaKernel k = SelectFmaKernel();
@@ -177,15 +220,17 @@ absl::StatusOr<v1::Calibration> CalibrateCpu(const CpuCalibrationOptions& option
   const int64_t buffer = options.quick ? std::clamp<int64_t>(4 * options.llc_bytes, int64_t{32} << 20, int64_t{256} << 20)
                                        : std::max<int64_t>(4 * options.llc_bytes, int64_t{128} << 20);
   CopyMeasurement copy;
+  StreamMeasurement streams;
   FmaMeasurement fma;
   double other_load = 0;
   try {
     other_load = OtherLoadDuring([&] {
       copy = MeasureCopy(options.threads, buffer, options.quick ? 5 : 10);
+      streams = MeasureStreams(options.threads, buffer, options.quick ? 5 : 10);
       fma = MeasureFma(options.threads, options.quick ? 1'000'000 : 20'000'000, options.quick ? 3 : 5);
     });
   } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(absl::StrFormat("calibration could not allocate 2 x %d bytes", buffer));
+    return absl::ResourceExhaustedError(absl::StrFormat("calibration could not allocate 3 x %d bytes", buffer));
   }
   v1::Calibration c;
   c.set_device_uuid(device_uuid);
@@ -193,14 +238,20 @@ absl::StatusOr<v1::Calibration> CalibrateCpu(const CpuCalibrationOptions& option
   (*c.mutable_peak_flops_per_second())["f32"] = fma.flops_per_second;
   (*c.mutable_peak_flops_per_second())["bf16"] = fma.flops_per_second;
   c.set_copy_spread_fraction(copy.spread_fraction);
+  // The 1:1 mix is the memcpy above (copy_bytes_per_second); there is no L2 or SFU ceiling here.
+  c.set_read_bytes_per_second(streams.read_bytes_per_second);
+  c.set_write_bytes_per_second(streams.write_bytes_per_second);
+  c.set_read2_write1_bytes_per_second(streams.read2_write1_bytes_per_second);
+  c.set_stream_spread_fraction(streams.spread_fraction);
+  c.set_fma_f32_flops_per_second(fma.flops_per_second);
   c.set_other_load_fraction(other_load);
   c.set_measured_at_unix_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   c.set_method(absl::StrFormat(
-      "%scopy: memcpy of 2 x %d MiB over %d threads, best of %d; fma: %s, %d chains x %d lanes over %d threads, "
-      "best of %d",
-      options.quick ? absl::StrCat(kQuickCalibrationPrefix, " ") : "", copy.buffer_bytes >> 20, options.threads, copy.reps, fma.isa, fma.chains,
-      fma.lanes, options.threads, fma.reps));
+      "%scopy: memcpy of 2 x %d MiB over %d threads, best of %d; streams: read, write, 2:1 (c = a + b) of f32 "
+      "over the same buffers, best of %d; fma: %s, %d chains x %d lanes over %d threads, best of %d",
+      options.quick ? absl::StrCat(kQuickCalibrationPrefix, " ") : "", copy.buffer_bytes >> 20, options.threads,
+      copy.reps, streams.reps, fma.isa, fma.chains, fma.lanes, options.threads, fma.reps));
   return c;
 }
 

@@ -1,5 +1,5 @@
-// Ceilings of the host for the CPU backend: a STREAM-like parallel copy (bytes read + written) and
-// an FMA loop over every hardware thread. Both report the best repetition: a ceiling is the most the
+// Ceilings of the host for the CPU backend: a STREAM-like parallel copy (bytes read + written), the
+// read-only, write-only and 2:1 streams, and an FMA loop over every hardware thread. Both report the best repetition: a ceiling is the most the
 // machine can do, and noise only ever makes a repetition slower.
 #pragma once
 
@@ -27,6 +27,17 @@ struct CopyMeasurement {
 };
 // Copies buffer_bytes from one buffer into another, split over `threads`, `reps` times.
 CopyMeasurement MeasureCopy(int threads, int64_t buffer_bytes, int reps);
+
+struct StreamMeasurement {
+  double read_bytes_per_second = 0;
+  double write_bytes_per_second = 0;
+  double read2_write1_bytes_per_second = 0;  // c = a + b: 2 reads, 1 write
+  int64_t buffer_bytes = 0;                  // Each of the three buffers.
+  int reps = 0;
+  double spread_fraction = 0;                // The widest of the three streams'.
+};
+// Streams of f32 over buffer_bytes, split over `threads`, `reps` times each: the best of each.
+StreamMeasurement MeasureStreams(int threads, int64_t buffer_bytes, int reps);
 
 struct FmaMeasurement {
   double flops_per_second = 0;  // 2 FLOPs per FMA lane

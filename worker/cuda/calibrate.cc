@@ -11,56 +11,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "worker/calibration_cache.h"
 #include "worker/calibration_check.h"
+#include "worker/cuda/calibrate_streams.h"
+#include "worker/cuda/calibrate_timer.h"
 #include "worker/cuda/cuda_util.cuh"
 #include "worker/cuda/nvml.h"
 
 namespace kbench::worker {
 namespace {
-
-#define KB_CUDA(expr)                                                                                    \
-  do {                                                                                                   \
-    if (cudaError_t e_ = (expr); e_ != cudaSuccess)                                                      \
-      return absl::InternalError(absl::StrCat(#expr, ": ", cudaGetErrorString(e_)));                     \
-  } while (0)
-#define KB_BLAS(expr)                                                                                    \
-  do {                                                                                                   \
-    if (auto s_ = (expr); s_ != 0) return absl::InternalError(absl::StrCat(#expr, ": cuBLAS status ", int(s_))); \
-  } while (0)
-
-// A device buffer freed on scope exit.
-struct DeviceBuffer {
-  void* p = nullptr;
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
-  }
-};
-
-// Median time in ms of `reps` runs of `fn` on `stream`, after `warmup` untimed runs; their spread
-// ((max - min) / median) in *spread when given.
-absl::StatusOr<double> MedianMs(cudaStream_t stream, int warmup, int reps, const std::function<absl::Status()>& fn,
-                                double* spread = nullptr) {
-  for (int i = 0; i < warmup; ++i)
-    if (auto s = fn(); !s.ok()) return s;
-  cudaEvent_t a, b;
-  KB_CUDA(cudaEventCreate(&a));
-  KB_CUDA(cudaEventCreate(&b));
-  std::vector<float> ms;
-  for (int i = 0; i < reps; ++i) {
-    KB_CUDA(cudaEventRecord(a, stream));
-    if (auto s = fn(); !s.ok()) return s;
-    KB_CUDA(cudaEventRecord(b, stream));
-    KB_CUDA(cudaEventSynchronize(b));
-    float t = 0;
-    KB_CUDA(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  if (spread) *spread = SpreadFraction(std::vector<double>(ms.begin(), ms.end()));
-  return static_cast<double>(ms[ms.size() / 2]);
-}
 
 absl::StatusOr<double> CopyBandwidth(cudaStream_t stream, const v1::DeviceInfo& dev, bool quick, double* spread) {
   const size_t bytes = std::min<size_t>(quick ? (256u << 20) : (size_t{2} << 30), dev.memory_bytes() / 8);
@@ -161,6 +120,8 @@ absl::StatusOr<v1::Calibration> CalibrateCuda(const v1::DeviceInfo& device, cons
   if (!copy.ok()) return copy.status();
   cal.set_copy_bytes_per_second(*copy);
   cal.set_copy_spread_fraction(spread);
+  std::string streams_method;
+  if (absl::Status s = MeasureStreams(stream, device, options.quick, &cal, &streams_method); !s.ok()) return s;
 
   cublasHandle_t h;
   KB_BLAS(cublasCreate(&h));
@@ -189,7 +150,8 @@ absl::StatusOr<v1::Calibration> CalibrateCuda(const v1::DeviceInfo& device, cons
     }
   }
   cudaStreamDestroy(stream);
-  cal.set_method(method);
+  absl::StrAppend(&method, streams_method);
+  cal.set_method(options.quick ? absl::StrCat(kQuickCalibrationPrefix, " ", method) : method);
   cal.set_measured_at_unix_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   return cal;

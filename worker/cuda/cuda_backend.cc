@@ -47,14 +47,22 @@ absl::StatusOr<std::unique_ptr<CudaBackend>> CudaBackend::Create(int ordinal, Cu
   if (auto s = check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "cudaStreamCreate"); !s.ok()) return s;
   if (auto s = check(cudaEventCreate(&b->start_), "cudaEventCreate"); !s.ok()) return s;
   if (auto s = check(cudaEventCreate(&b->stop_), "cudaEventCreate"); !s.ok()) return s;
+  if (auto s = check(cudaEventCreate(&b->mid_), "cudaEventCreate"); !s.ok()) return s;
   // Twice the L2: whatever a sample reads was evicted by the flush (a cold sample, measure/harness.h).
   b->flush_bytes_ = std::max<size_t>(2 * static_cast<size_t>(info->l2_cache_bytes()), 8u << 20);
   if (auto s = check(cudaMalloc(&b->flush_buffer_, b->flush_bytes_), "cudaMalloc(flush)"); !s.ok()) return s;
+  // One L2 read after a COLD launch, inside the window: the launch's dirty lines are written back
+  // there (worker/README.md, "What a COLD sample contains").
+  b->write_back_bytes_ = std::max<size_t>(static_cast<size_t>(info->l2_cache_bytes()), 4u << 20);
+  if (auto s = check(cudaMalloc(&b->write_back_buffer_, b->write_back_bytes_), "cudaMalloc(write-back)"); !s.ok())
+    return s;
   return b;
 }
 
 CudaBackend::~CudaBackend() {
   if (flush_buffer_) cudaFree(flush_buffer_);
+  if (write_back_buffer_) cudaFree(write_back_buffer_);
+  if (mid_) cudaEventDestroy(mid_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);

@@ -1,7 +1,7 @@
 // The CUDA backend: one GPU, measured with CUDA events on the job's stream (launch latency kept out
-// of the window by a spin kernel queued ahead), cold samples behind an L2 flush, hot samples as a
-// CUDA-graph batch, clocks read through NVML with throttled samples discarded, kernel resources from
-// the runtime. It runs inside a runner child process, which owns the device context.
+// of the window by a spin kernel queued ahead), cold samples behind an L2 flush and with their
+// write-back inside the window, hot samples as a CUDA-graph batch, clocks and power read through
+// NVML with throttled samples flagged, kernel resources from the runtime. It runs inside a runner child process, which owns the device context.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,9 +39,11 @@ class CudaBackend : public Backend {
   v1::DeviceInfo device_;
   std::optional<v1::DatasheetPeaks> datasheet_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaEvent_t start_ = nullptr, mid_ = nullptr, stop_ = nullptr;
   void* flush_buffer_ = nullptr;
   size_t flush_bytes_ = 0;
+  void* write_back_buffer_ = nullptr;
+  size_t write_back_bytes_ = 0;
   bool context_lost_ = false;
 };
 

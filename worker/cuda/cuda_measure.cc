@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,9 +48,11 @@ class DeviceTensors {
 // context) and returns its text.
 struct CudaHandles {
   cudaStream_t stream;
-  cudaEvent_t start, stop;
+  cudaEvent_t start, mid, stop;
   void* flush_buffer;
   size_t flush_bytes;
+  void* write_back_buffer;  // L2-sized: read after a COLD launch, inside the window
+  size_t write_back_bytes;
   std::string uuid;
   std::function<std::string(cudaError_t, const char*)> fail;
 };
@@ -129,55 +132,131 @@ class CudaRun final : public DeviceRun {
   }
   std::string reference_error() const override { return reference_error_; }
 
-  absl::StatusOr<double> Sample(int launches) override {
+  // COLD: spin, start, the launch, mid, a read of an L2-sized buffer (it evicts the launch's dirty
+  // lines, whose write-back lands inside the window), stop; less that read's time on a clean L2
+  // (measured once per run). HOT: spin, start, the graph of launches, stop.
+  absl::StatusOr<SampleTime> Sample(int launches, bool cold) override {
     if (!nvml_read_) {
       nvml_ = Nvml::Get();
       nvml_read_ = true;
+      clocks_start_ = ReadClocks();
     }
     cudaStream_t stream = b_.stream;
-    for (int attempt = 0;; ++attempt) {
-      cudaGraphExec_t graph = launches > 1 ? GraphFor(launches) : nullptr;
-      // The spin covers the host's enqueue of the event and the launches behind it.
-      const uint64_t spin_ns = std::min<uint64_t>(20'000 + (graph ? 0 : 8'000ull * launches), 2'000'000);
-      if (cudaError_t e = LaunchSpin(stream, spin_ns); e != cudaSuccess) return absl::InternalError(b_.fail(e, "spin"));
-      cudaEventRecord(b_.start, stream);
-      if (graph) {
-        if (cudaError_t e = cudaGraphLaunch(graph, stream); e != cudaSuccess)
-          return absl::InternalError(cuda_error_ = b_.fail(e, "graph launch"));
-        last_graph_ = graph;
-      } else {
-        for (int i = 0; i < launches; ++i)
-          if (int e = variant_.run_cuda(problem_, dev_.all(), stream); e != 0)
-            return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), "launch"));
-      }
-      cudaEventRecord(b_.stop, stream);
-      if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
-        return absl::InternalError(cuda_error_ = b_.fail(e, "kernel"));
-      float ms = 0;
-      cudaEventElapsedTime(&ms, b_.start, b_.stop);
-      // A sample taken while the clocks were pulled down by power or heat is not the kernel's time.
-      if (nvml_ && attempt < 20) {
-        auto clocks = nvml_->Read(b_.uuid);
-        if (clocks && clocks->throttled() && clocks->max_sm_clock_mhz &&
-            clocks->sm_clock_mhz < 0.9 * clocks->max_sm_clock_mhz) {
-          ++discarded_;
-          throttled_ = true;
-          continue;
-        }
-      }
-      return static_cast<double>(ms) * 1e6;
+    if (window_offset_ns_ < 0) {
+      absl::StatusOr<double> offset = WindowOffsetNs();
+      if (!offset.ok()) return offset.status();
+      window_offset_ns_ = *offset;
     }
+    const bool write_back = cold && launches == 1 && b_.write_back_bytes > 0;
+    if (write_back && clean_read_ns_ < 0) {
+      absl::StatusOr<double> clean = CleanReadNs();
+      if (!clean.ok()) return clean.status();
+      clean_read_ns_ = *clean;
+    }
+    cudaGraphExec_t graph = launches > 1 ? GraphFor(launches) : nullptr;
+    // The spin covers the host's enqueue of the event and the launches behind it.
+    const uint64_t spin_ns = std::min<uint64_t>(20'000 + (graph ? 0 : 8'000ull * launches), 2'000'000);
+    if (cudaError_t e = LaunchSpin(stream, spin_ns); e != cudaSuccess) return absl::InternalError(b_.fail(e, "spin"));
+    cudaEventRecord(b_.start, stream);
+    if (graph) {
+      if (cudaError_t e = cudaGraphLaunch(graph, stream); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "graph launch"));
+      last_graph_ = graph;  // What ReplayOnHost checks after timing.
+    } else {
+      for (int i = 0; i < launches; ++i)
+        if (int e = variant_.run_cuda(problem_, dev_.all(), stream); e != 0)
+          return absl::InternalError(cuda_error_ = b_.fail(static_cast<cudaError_t>(e), "launch"));
+    }
+    if (write_back) {
+      cudaEventRecord(b_.mid, stream);
+      if (cudaError_t e = FlushL2(stream, b_.write_back_buffer, b_.write_back_bytes); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "write-back read"));
+    }
+    cudaEventRecord(b_.stop, stream);
+    if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
+      return absl::InternalError(cuda_error_ = b_.fail(e, "kernel"));
+    float ms = 0;
+    cudaEventElapsedTime(&ms, b_.start, b_.stop);
+    SampleTime out{.ns = static_cast<double>(ms) * 1e6 - (kSubtractWindowOffset ? window_offset_ns_ : 0)};
+    if (write_back) {
+      float tail_ms = 0;
+      cudaEventElapsedTime(&tail_ms, b_.mid, b_.stop);
+      out.write_back_ns = static_cast<double>(tail_ms) * 1e6 - clean_read_ns_;
+      out.ns -= clean_read_ns_;
+    }
+    // A sample taken while the clocks were pulled down by power or heat is not the kernel's time:
+    // kept, flagged, left out of the statistics.
+    if (nvml_) {
+      auto clocks = nvml_->Read(b_.uuid);
+      out.throttled = clocks && clocks->throttled() && clocks->max_sm_clock_mhz &&
+                      clocks->sm_clock_mhz < 0.9 * clocks->max_sm_clock_mhz;
+    }
+    return out;
   }
   void Flush() override { FlushL2(b_.stream, b_.flush_buffer, b_.flush_bytes); }
   void AnnotateTiming(v1::Timing* timing) override {
-    timing->set_discarded_throttled(discarded_);
-    timing->set_throttled(throttled_);
+    if (clean_read_ns_ >= 0) timing->set_write_back_flush_ns(clean_read_ns_);
+    if (kSubtractWindowOffset && window_offset_ns_ > 0) timing->set_window_offset_ns(window_offset_ns_);
+    if (clocks_start_) *timing->mutable_clocks_start() = *clocks_start_;
+    if (std::optional<v1::DeviceClocks> end = ReadClocks()) *timing->mutable_clocks_end() = *end;
   }
   std::string FailureMessage(const absl::Status& s, v1::ResultStatus) const override {
     return cuda_error_.empty() ? std::string(s.message()) : cuda_error_;
   }
 
  private:
+  // The write-back read on a clean L2: after a flush (only clean lines in L2), the same read of the
+  // same buffer between two events; the median of a few.
+  absl::StatusOr<double> CleanReadNs() {
+    std::vector<double> ns;
+    for (int i = 0; i < kCleanReads; ++i) {
+      FlushL2(b_.stream, b_.flush_buffer, b_.flush_bytes);
+      LaunchSpin(b_.stream, 20'000);
+      cudaEventRecord(b_.mid, b_.stream);
+      if (cudaError_t e = FlushL2(b_.stream, b_.write_back_buffer, b_.write_back_bytes); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "write-back read"));
+      cudaEventRecord(b_.stop, b_.stream);
+      if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "write-back read"));
+      float ms = 0;
+      cudaEventElapsedTime(&ms, b_.mid, b_.stop);
+      ns.push_back(static_cast<double>(ms) * 1e6);
+    }
+    std::sort(ns.begin(), ns.end());
+    return ns[ns.size() / 2];
+  }
+
+  // The event window's own cost (worker/README.md, "What a COLD sample contains"): the two events
+  // back to back behind the spin, nothing between them; the median of a few.
+  absl::StatusOr<double> WindowOffsetNs() {
+    std::vector<double> ns;
+    for (int i = 0; i < kOffsetProbes; ++i) {
+      LaunchSpin(b_.stream, 20'000);
+      cudaEventRecord(b_.start, b_.stream);
+      cudaEventRecord(b_.stop, b_.stream);
+      if (cudaError_t e = cudaEventSynchronize(b_.stop); e != cudaSuccess)
+        return absl::InternalError(cuda_error_ = b_.fail(e, "window probe"));
+      float ms = 0;
+      cudaEventElapsedTime(&ms, b_.start, b_.stop);
+      ns.push_back(static_cast<double>(ms) * 1e6);
+    }
+    std::sort(ns.begin(), ns.end());
+    return ns[ns.size() / 2];
+  }
+
+  std::optional<v1::DeviceClocks> ReadClocks() {
+    if (!nvml_) return std::nullopt;
+    std::optional<ClockState> c = nvml_->Read(b_.uuid);
+    if (!c) return std::nullopt;
+    v1::DeviceClocks out;
+    out.set_sm_clock_mhz(static_cast<int32_t>(c->sm_clock_mhz));
+    out.set_memory_clock_mhz(static_cast<int32_t>(c->memory_clock_mhz));
+    out.set_power_watts(c->power_mw / 1000.0);
+    out.set_temperature_c(static_cast<int32_t>(c->temperature_c));
+    out.set_throttle_reasons(c->throttle_reasons);
+    return out;
+  }
+
   // HOT: one graph of n launches per batch size.
   cudaGraphExec_t GraphFor(int n) {
     if (auto it = graphs_.find(n); it != graphs_.end()) return it->second;
@@ -207,8 +286,14 @@ class CudaRun final : public DeviceRun {
   cudaGraphExec_t last_graph_ = nullptr;  // owned by graphs_
   Nvml* nvml_ = nullptr;
   bool nvml_read_ = false;
-  int discarded_ = 0;
-  bool throttled_ = false;
+  std::optional<v1::DeviceClocks> clocks_start_;
+  static constexpr int kCleanReads = 7;
+  double clean_read_ns_ = -1;  // < 0: not measured yet
+  // The event window's own cost (worker/README.md, "What a COLD sample contains"): measured per run,
+  // subtracted from every sample.
+  static constexpr bool kSubtractWindowOffset = true;
+  static constexpr int kOffsetProbes = 9;
+  double window_offset_ns_ = -1;
 };
 
 }  // namespace
@@ -240,9 +325,12 @@ absl::StatusOr<std::unique_ptr<DeviceRun>> CudaMeasureDevice::Allocate(const ker
                                                                        const HostTensors&) {
   CudaHandles handles{.stream = backend_.stream_,
                       .start = backend_.start_,
+                      .mid = backend_.mid_,
                       .stop = backend_.stop_,
                       .flush_buffer = backend_.flush_buffer_,
                       .flush_bytes = backend_.flush_bytes_,
+                      .write_back_buffer = backend_.write_back_buffer_,
+                      .write_back_bytes = backend_.write_back_bytes_,
                       .uuid = backend_.device_.uuid(),
                       .fail = [this](cudaError_t e, const char* what) { return backend_.Fail(e, what); }};
   auto run = std::make_unique<CudaRun>(std::move(handles), op, variant, problem);

@@ -1,6 +1,7 @@
 // The CUDA backend as the measuring pipeline's device (measure/device.h): tensors in device memory,
-// the check's launches through a stream, samples timed with CUDA events behind a spin kernel, hot
-// batches as CUDA graphs, throttled samples discarded through NVML, an L2 flush, and the device fp64
+// the check's launches through a stream, samples timed with CUDA events behind a spin kernel (COLD:
+// the write-back of the launch's dirty lines inside the window), hot batches as CUDA graphs,
+// throttled samples flagged and clocks recorded through NVML, an L2 flush, and the device fp64
 // reference for problems too large for the CPU one.
 #pragma once
 

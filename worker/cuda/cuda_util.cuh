@@ -13,7 +13,8 @@ namespace kbench::worker {
 // hardware queue when the timed window opens: host launch latency stays out of the measurement.
 cudaError_t LaunchSpin(cudaStream_t stream, uint64_t ns);
 
-// Writes a buffer at least twice the L2 size: the data the next kernel reads is no longer in L2.
+// Reads `bytes` of `buffer` (16-byte loads that skip L1): at twice the L2 size the data the next
+// kernel reads is no longer in L2; any read of L2 size evicts (and writes back) dirty lines.
 cudaError_t FlushL2(cudaStream_t stream, void* buffer, size_t bytes);
 
 // Seeded uniform values in [-1, 1) as f32 / bf16 / f16 / fp8 e4m3 (kind 0..3), never all zeros.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "worker/cuda/nvml.h"
 
 namespace kbench::worker {
 namespace {
@@ -47,6 +48,16 @@ absl::StatusOr<v1::DeviceInfo> QueryCudaDevice(int ordinal) {
   int clock_khz = 0;
   cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal);
   d.set_clock_khz(clock_khz);
+  int memory_clock_khz = 0;
+  cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, ordinal);
+  d.set_memory_clock_khz(memory_clock_khz);
+  // The calibration cache's key needs the driver release and the clocks the device is set to.
+  if (Nvml* nvml = Nvml::Get(); nvml != nullptr) {
+    d.set_driver_release(nvml->DriverRelease());
+    const auto [sm_mhz, mem_mhz] = nvml->ApplicationClocksMhz(d.uuid());
+    d.set_application_sm_clock_mhz(static_cast<int32_t>(sm_mhz));
+    d.set_application_memory_clock_mhz(static_cast<int32_t>(mem_mhz));
+  }
   int driver = 0, runtime = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);

@@ -7,6 +7,7 @@
 namespace kbench::worker {
 namespace {
 constexpr int kNvmlClockSm = 1;
+constexpr int kNvmlClockMem = 2;
 constexpr int kNvmlTemperatureGpu = 0;
 }  // namespace
 
@@ -36,6 +37,9 @@ bool Nvml::Load() {
   temperature_ = reinterpret_cast<decltype(temperature_)>(sym("nvmlDeviceGetTemperature"));
   ecc_mode_ = reinterpret_cast<decltype(ecc_mode_)>(sym("nvmlDeviceGetEccMode"));
   utilization_ = reinterpret_cast<decltype(utilization_)>(sym("nvmlDeviceGetUtilizationRates"));
+  power_usage_ = reinterpret_cast<decltype(power_usage_)>(sym("nvmlDeviceGetPowerUsage"));
+  driver_version_ = reinterpret_cast<decltype(driver_version_)>(sym("nvmlSystemGetDriverVersion"));
+  applications_clock_ = reinterpret_cast<decltype(applications_clock_)>(sym("nvmlDeviceGetApplicationsClock"));
   return init && device_by_uuid_ && clock_info_ && init() == 0;
 }
 
@@ -51,6 +55,23 @@ std::optional<uint32_t> Nvml::UtilizationPercent(const std::string& uuid) {
   return rates[0];
 }
 
+std::string Nvml::DriverRelease() {
+  std::lock_guard<std::mutex> lock(nvml_mu);
+  char buf[96] = {};
+  if (!driver_version_ || driver_version_(buf, sizeof buf) != 0) return "";
+  return buf;
+}
+
+std::pair<uint32_t, uint32_t> Nvml::ApplicationClocksMhz(const std::string& uuid) {
+  std::lock_guard<std::mutex> lock(nvml_mu);
+  void* dev = nullptr;
+  unsigned sm = 0, mem = 0;
+  if (!applications_clock_ || device_by_uuid_(uuid.c_str(), &dev) != 0) return {0, 0};
+  if (applications_clock_(dev, kNvmlClockSm, &sm) != 0) sm = 0;
+  if (applications_clock_(dev, kNvmlClockMem, &mem) != 0) mem = 0;
+  return {sm, mem};
+}
+
 std::optional<ClockState> Nvml::Read(const std::string& uuid) {
   std::lock_guard<std::mutex> lock(nvml_mu);
   void* dev = nullptr;
@@ -59,6 +80,8 @@ std::optional<ClockState> Nvml::Read(const std::string& uuid) {
   unsigned v = 0;
   if (clock_info_(dev, kNvmlClockSm, &v) == 0) s.sm_clock_mhz = v;
   if (max_clock_info_ && max_clock_info_(dev, kNvmlClockSm, &v) == 0) s.max_sm_clock_mhz = v;
+  if (clock_info_(dev, kNvmlClockMem, &v) == 0) s.memory_clock_mhz = v;
+  if (power_usage_ && power_usage_(dev, &v) == 0) s.power_mw = v;
   unsigned long long reasons = 0;
   if (throttle_reasons_ && throttle_reasons_(dev, &reasons) == 0) s.throttle_reasons = reasons;
   if (temperature_ && temperature_(dev, kNvmlTemperatureGpu, &v) == 0) s.temperature_c = v;

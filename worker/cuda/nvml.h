@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace kbench::worker {
 
 struct ClockState {
   uint32_t sm_clock_mhz = 0;
   uint32_t max_sm_clock_mhz = 0;
+  uint32_t memory_clock_mhz = 0;
+  uint32_t power_mw = 0;  // Board power draw; 0: unknown.
   uint64_t throttle_reasons = 0;  // NVML clocks-event reason bits.
   uint32_t temperature_c = 0;
   bool ecc_enabled = false;
@@ -26,6 +29,10 @@ class Nvml {
   std::optional<ClockState> Read(const std::string& uuid);
   // Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran; nullopt when unknown.
   std::optional<uint32_t> UtilizationPercent(const std::string& uuid);
+  // The driver release ("570.124.06"); "" when unknown.
+  std::string DriverRelease();
+  // Application (target) clocks, SM and memory, in MHz; 0 each when unknown.
+  std::pair<uint32_t, uint32_t> ApplicationClocksMhz(const std::string& uuid);
 
  private:
   Nvml() = default;
@@ -38,6 +45,9 @@ class Nvml {
   int (*temperature_)(void*, int, unsigned*) = nullptr;
   int (*ecc_mode_)(void*, int*, int*) = nullptr;
   int (*utilization_)(void*, unsigned*) = nullptr;  // nvmlUtilization_t: {gpu, memory} percent
+  int (*power_usage_)(void*, unsigned*) = nullptr;   // milliwatts
+  int (*driver_version_)(char*, unsigned) = nullptr;
+  int (*applications_clock_)(void*, int, unsigned*) = nullptr;
 };
 
 }  // namespace kbench::worker

@@ -14,6 +14,7 @@
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/result.pb.h"
 #include "worker/measure/correctness.h"
+#include "worker/measure/harness.h"
 #include "worker/measure/host_tensors.h"
 
 namespace kbench::worker {
@@ -33,15 +34,17 @@ class DeviceRun {
   virtual ReferenceFn DeviceReference() { return {}; }
   virtual std::string reference_error() const { return ""; }
 
-  // `launches` back-to-back launches on the tensors as the check left them; their time together, ns.
-  virtual absl::StatusOr<double> Sample(int launches) = 0;
+  // `launches` back-to-back launches on the tensors as the check left them; their time together.
+  // cold: the sample follows Flush(), and includes the write-back of what the launch left dirty
+  // where the device can measure it (SampleTime.write_back_ns says how much it added).
+  virtual absl::StatusOr<SampleTime> Sample(int launches, bool cold) = 0;
   // After timing: one replay of what HOT samples ran in place of launches (a captured graph), as a
   // RunOnHost (inputs uploaded, outputs poisoned, replay, outputs back), so the pipeline checks what
   // was timed. Empty when the samples were plain launches (RunOnHost already checks those).
   virtual worker::RunOnHost ReplayOnHost() { return {}; }
   // Evicts the caches before a COLD sample, outside the timed window.
   virtual void Flush() = 0;
-  // What the device adds to the timing (discarded throttled samples).
+  // What the device adds to the timing (clocks at the start and end, what it subtracted).
   virtual void AnnotateTiming(v1::Timing* timing) { (void)timing; }
 
   // The status_message of a failed check or timing whose result status is `status`.

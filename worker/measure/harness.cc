@@ -39,14 +39,15 @@ absl::StatusOr<v1::Timing> Measure(const v1::MeasurementSettings& settings, cons
   do {
     if (absl::Status s = Interrupted(hooks); !s.ok()) return s;
     if (!hot && hooks.flush) hooks.flush();
-    absl::StatusOr<double> t = hooks.sample(1);
+    absl::StatusOr<SampleTime> t = hooks.sample(1);
     if (!t.ok()) return t.status();
     ++warm_launches;
   } while (hooks.now_ns() - warm_start < settings.warmup_ns());
   timing.set_warmup_ns(hooks.now_ns() - warm_start);
   timing.set_warmup_launches(warm_launches);
 
-  std::vector<double> samples;
+  std::vector<double> samples, kept, write_backs;  // kept: the unthrottled ones, for the statistics
+  std::vector<bool> throttled;
   samples.reserve(static_cast<size_t>(std::min(settings.max_samples(), 100000)));
   std::vector<double> sorted;
   // The RSE needs a sort; past 64 samples it is re-evaluated only every ~3% more samples, so a run
@@ -58,21 +59,36 @@ absl::StatusOr<v1::Timing> Measure(const v1::MeasurementSettings& settings, cons
     if (absl::Status s = Interrupted(hooks); !s.ok()) return s;
     const int64_t cycle_start = hooks.now_ns();
     if (!hot && hooks.flush) hooks.flush();
-    absl::StatusOr<double> t = hooks.sample(launches);
+    absl::StatusOr<SampleTime> t = hooks.sample(launches);
     if (!t.ok()) return t.status();
-    samples.push_back(*t / launches);
+    samples.push_back(t->ns / launches);
+    throttled.push_back(t->throttled);
+    if (!t->throttled) {
+      kept.push_back(t->ns / launches);
+      write_backs.push_back(t->write_back_ns / launches);
+    }
     const int64_t now = hooks.now_ns();
 
-    StopState state{.samples = static_cast<int64_t>(samples.size()), .elapsed_ns = now - start,
+    StopState state{.samples = static_cast<int64_t>(kept.size()), .elapsed_ns = now - start,
                     .median_rse = std::numeric_limits<double>::infinity()};
     if (NoiseTestDue(state, settings) && state.samples >= next_noise_check) {
-      sorted.assign(samples.begin(), samples.end());
+      sorted.assign(kept.begin(), kept.end());
       std::sort(sorted.begin(), sorted.end());
       state.median_rse = MedianRelativeStandardError(sorted);
       next_noise_check = state.samples + (state.samples < 64 ? 1 : state.samples / 32);
     }
     if (auto r = ShouldStop(state, settings)) {
       reason = *r;
+      break;
+    }
+    // Throttled samples count against max_samples and min_samples for the time limit too: a device
+    // throttled throughout still stops.
+    if (static_cast<int64_t>(samples.size()) >= settings.max_samples()) {
+      reason = v1::MAX_SAMPLES;
+      break;
+    }
+    if (static_cast<int64_t>(samples.size()) >= settings.min_samples() && now - start >= settings.max_time_ns()) {
+      reason = v1::TIME_LIMIT;
       break;
     }
     // Another sample like the last one would cross the deadline: keep what there is rather than
@@ -83,8 +99,14 @@ absl::StatusOr<v1::Timing> Measure(const v1::MeasurementSettings& settings, cons
     }
   }
 
-  const SampleStats st = ComputeStats(samples);
+  const int flagged = static_cast<int>(samples.size() - kept.size());
+  if (kept.empty()) kept = samples;  // every sample throttled: the statistics say so (throttled)
+  const SampleStats st = ComputeStats(kept);
   timing.mutable_samples_ns()->Assign(samples.begin(), samples.end());
+  if (flagged > 0) timing.mutable_sample_throttled()->Assign(throttled.begin(), throttled.end());
+  timing.set_discarded_throttled(flagged);
+  timing.set_throttled(flagged > 0);
+  if (!write_backs.empty()) timing.set_write_back_ns(ComputeStats(write_backs).median);
   timing.set_median_ns(st.median);
   timing.set_mean_ns(st.mean);
   timing.set_stddev_ns(st.stddev);

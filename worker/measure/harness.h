@@ -17,9 +17,16 @@ namespace kbench::worker {
 using ClockFn = std::function<int64_t()>;
 int64_t SteadyNowNs();
 
+// One sample as the device timed it.
+struct SampleTime {
+  double ns = 0;             // The `launches` launches together (COLD: write-back included).
+  bool throttled = false;    // Clocks were pulled down during it: kept, flagged, left out of the statistics.
+  double write_back_ns = 0;  // COLD: what the write-back of the kernel's dirty lines added to ns.
+};
+
 struct HarnessHooks {
-  // Runs `launches` back-to-back launches and returns the time they took together, in ns.
-  std::function<absl::StatusOr<double>(int launches)> sample;
+  // Runs `launches` back-to-back launches and returns the time they took together.
+  std::function<absl::StatusOr<SampleTime>(int launches)> sample;
   // Evicts the cache before a COLD sample, outside the timed window. May be empty.
   std::function<void()> flush;
   ClockFn now_ns = SteadyNowNs;  // Replaced by a fake clock in tests.
@@ -30,7 +37,10 @@ struct HarnessHooks {
 };
 
 // Measures with settings (defaults filled). COLD: a sample is one launch after a flush. HOT: a
-// sample is the mean per launch of hot_batch back-to-back launches, without flushes.
+// sample is the mean per launch of hot_batch back-to-back launches, without flushes. Every sample
+// is kept; throttled ones are flagged (Timing.sample_throttled) and the statistics and the stop
+// rule use the others (all of them when none is unthrottled). write_back_ns is the median of the
+// statistics' samples' write-back.
 // Errors: CANCELLED when the flag is raised, DEADLINE_EXCEEDED past the deadline, or the sampler's.
 absl::StatusOr<v1::Timing> Measure(const v1::MeasurementSettings& settings, const HarnessHooks& hooks);
 

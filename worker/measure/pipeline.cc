@@ -74,7 +74,8 @@ void MeasureInto(const Backend& backend, MeasureDevice& device, const kernels::O
 
   // Time. Inputs stay as the last trial left them: seeded random data, never zeros.
   HarnessHooks hooks;
-  hooks.sample = [&](int launches) { return run.Sample(launches); };
+  const bool cold = settings.cache_mode() != v1::HOT;
+  hooks.sample = [&](int launches) { return run.Sample(launches, cold); };
   if (settings.cache_mode() != v1::HOT) hooks.flush = [&] { run.Flush(); };
   hooks.cancel = &cancel;
   hooks.deadline_ns = deadline;
@@ -110,8 +111,11 @@ void MeasureInto(const Backend& backend, MeasureDevice& device, const kernels::O
   // Roofline.
   *r->mutable_timing() = *timing;
   const kernels::Cost cost = op.cost ? op.cost(problem) : kernels::Cost{};
-  *r->mutable_roofline() =
-      ComputeRoofline(cost, timing->median_ns(), ToProtoDtype(problem.dtype), backend.calibration(), backend.datasheet());
+  const RooflineContext where{.cache_mode = timing->cache_mode(),
+                              .working_set_bytes = static_cast<double>(TensorBytes(op, problem)),
+                              .l2_bytes = backend.device().l2_cache_bytes()};
+  *r->mutable_roofline() = ComputeRoofline(cost, timing->median_ns(), ToProtoDtype(problem.dtype),
+                                           backend.calibration(), backend.datasheet(), where);
   SetStatus(r, v1::OK, "");
 }
 

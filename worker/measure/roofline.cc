@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "api/names.h"
 #include "worker/calibration_check.h"
+#include "worker/measure/ceilings.h"
 
 namespace kbench::worker {
 
@@ -36,13 +37,17 @@ v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth, dou
 
 std::string CeilingWarning(const v1::RooflineCeiling& c, const v1::Calibration& calibration) {
   std::string warning;
-  const double allowance = std::max(calibration.copy_spread_fraction(), kMinSpreadAllowance);
+  const double allowance =
+      std::max({calibration.copy_spread_fraction(), calibration.stream_spread_fraction(), kMinSpreadAllowance});
   const double over = std::max({c.utilization(), c.bandwidth_fraction(), c.flops_fraction()});
   if (over > 1 + allowance)
     warning = absl::StrFormat(
         "%.1f%% of the calibrated %s, beyond the calibration's spread (%.1f%%): the ceiling was measured low "
         "(a busy device, or a stale cache: kbench-worker --recalibrate) or does not bound this op",
-        100 * over, c.bandwidth_fraction() >= c.flops_fraction() ? "bandwidth" : "peak", 100 * allowance);
+        100 * over,
+        c.bandwidth_fraction() >= c.flops_fraction() ? absl::StrCat("bandwidth (", c.bandwidth_ceiling(), ")")
+                                                     : absl::StrCat("peak (", c.peak_ceiling(), ")"),
+        100 * allowance);
   if (!calibration.warning().empty())
     absl::StrAppend(&warning, warning.empty() ? "" : "; ", "calibration suspect: ", calibration.warning());
   return warning;
@@ -50,9 +55,12 @@ std::string CeilingWarning(const v1::RooflineCeiling& c, const v1::Calibration& 
 
 v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,
                              const std::optional<v1::Calibration>& calibration,
-                             const std::optional<v1::DatasheetPeaks>& datasheet) {
+                             const std::optional<v1::DatasheetPeaks>& datasheet,
+                             const RooflineContext& context) {
   v1::Roofline r;
   r.set_bytes(cost.bytes());
+  r.set_bytes_read(cost.bytes_read);
+  r.set_bytes_written(cost.bytes_written);
   r.set_flops(cost.flops);
   if (cost.bytes() > 0) r.set_arithmetic_intensity(cost.flops / cost.bytes());
   if (median_ns > 0) {
@@ -60,9 +68,15 @@ v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dt
     r.set_achieved_flops_per_second(cost.flops / (median_ns * 1e-9));
   }
   if (calibration) {
-    const double bw = calibration->copy_bytes_per_second();
-    const double peak = PeakFor(calibration->peak_flops_per_second(), dtype);
-    const v1::RooflineCeiling& c = *r.add_ceilings() = MakeCeiling("calibrated", bw, peak, cost, median_ns);
+    const bool in_l2 = JudgedInL2(context.cache_mode, context.working_set_bytes, context.l2_bytes, *calibration);
+    const Choice bandwidth = in_l2 ? Choice{calibration->l2_read_bytes_per_second(), "L2 read (HOT, working set in L2)"}
+                                   : BandwidthForMix(*calibration, ReadShare(cost));
+    const Choice peak_choice = PeakForUnit(*calibration, cost.unit, dtype);
+    r.set_l2_resident(in_l2);
+    const double bw = bandwidth.rate, peak = peak_choice.rate;
+    v1::RooflineCeiling& c = *r.add_ceilings() = MakeCeiling("calibrated", bw, peak, cost, median_ns);
+    c.set_bandwidth_ceiling(bandwidth.name);
+    c.set_peak_ceiling(peak_choice.name);
     if (median_ns > 0) {
       const double memory_s = bw > 0 ? cost.bytes() / bw : 0;
       const double compute_s = peak > 0 ? cost.flops / peak : 0;
@@ -74,8 +88,11 @@ v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dt
     r.set_warning(CeilingWarning(c, *calibration));
   }
   if (datasheet) {
-    *r.add_ceilings() = MakeCeiling("datasheet", datasheet->memory_bytes_per_second(),
-                                    PeakFor(datasheet->peak_flops_per_second(), dtype), cost, median_ns);
+    v1::RooflineCeiling& d = *r.add_ceilings() = MakeCeiling(
+        "datasheet", datasheet->memory_bytes_per_second(), PeakFor(datasheet->peak_flops_per_second(), dtype), cost,
+        median_ns);
+    d.set_bandwidth_ceiling("datasheet DRAM");
+    d.set_peak_ceiling(absl::StrCat("datasheet ", api::DtypeName(dtype)));
   }
   return r;
 }

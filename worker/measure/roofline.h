@@ -1,4 +1,5 @@
-// The roofline block of a result: the cost model's bytes and FLOPs against the device's ceilings.
+// The roofline block of a result: the cost model's bytes and FLOPs against the device's ceilings,
+// the calibrated one chosen for the op's traffic mix and compute unit (ceilings.h).
 #pragma once
 
 #include <optional>
@@ -26,12 +27,23 @@ v1::RooflineCeiling MakeCeiling(const std::string& source, double bandwidth_byte
 // 1 + max(calibration spread, kMinSpreadAllowance), or a calibration that failed its checks.
 std::string CeilingWarning(const v1::RooflineCeiling& calibrated, const v1::Calibration& calibration);
 
-// Intensity, achieved throughput, the calibrated ceiling then the datasheet one when given, and
+// Where the result was measured, for the choice of ceiling: a HOT working set that fits in the L2
+// is held against the L2 read ceiling.
+struct RooflineContext {
+  v1::CacheMode cache_mode = v1::COLD;
+  double working_set_bytes = 0;  // All the op's tensors.
+  int64_t l2_bytes = 0;          // The device's L2 (last-level cache).
+};
+
+// Intensity, achieved throughput, the calibrated ceiling (bandwidth of the op's read share, peak of
+// its compute unit, both named; the L2 read bandwidth when JudgedInL2) then the datasheet one when
+// given, and
 // the bound class and the warning from the calibrated ceiling (UNSPECIFIED without calibration or timing):
 // LATENCY_BOUND when both fractions < kLatencyBoundFraction, else MEMORY_BOUND when the memory
 // term of the floor is at least the compute term, else COMPUTE_BOUND.
 v1::Roofline ComputeRoofline(const kernels::Cost& cost, double median_ns, v1::Dtype dtype,
                              const std::optional<v1::Calibration>& calibration,
-                             const std::optional<v1::DatasheetPeaks>& datasheet);
+                             const std::optional<v1::DatasheetPeaks>& datasheet,
+                             const RooflineContext& context = {});
 
 }  // namespace kbench::worker

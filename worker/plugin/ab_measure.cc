@@ -2,6 +2,7 @@
 #include "worker/plugin/ab_measure.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "worker/measure/roofline.h"
@@ -37,18 +38,29 @@ v1::Result PoolBlocks(const std::vector<v1::Result>& blocks, const kernels::OpDe
   v1::Result out = blocks.front();
   v1::Timing* t = out.mutable_timing();
   t->clear_samples_ns();
+  t->clear_sample_throttled();
+  std::vector<double> unthrottled;  // the statistics' samples: throttled ones are kept but flagged
+  std::vector<bool> flags;
   int64_t warmup_ns = 0;
   int32_t warmup_launches = 0, discarded = 0;
   bool throttled = false;
   for (const v1::Result& b : blocks) {
-    for (double x : b.timing().samples_ns()) t->add_samples_ns(x);
+    for (int i = 0; i < b.timing().samples_ns_size(); ++i) {
+      const double x = b.timing().samples_ns(i);
+      const bool flagged = i < b.timing().sample_throttled_size() && b.timing().sample_throttled(i);
+      t->add_samples_ns(x);
+      flags.push_back(flagged);
+      if (!flagged) unthrottled.push_back(x);
+    }
     t->add_block_sample_counts(b.timing().samples_ns_size());  // Each block is one run of the verdict.
     warmup_ns += b.timing().warmup_ns();
     warmup_launches += b.timing().warmup_launches();
     discarded += b.timing().discarded_throttled();
     throttled = throttled || b.timing().throttled();
   }
-  const SampleStats st = ComputeStats(std::span<const double>(t->samples_ns().data(), t->samples_ns().size()));
+  if (discarded > 0) t->mutable_sample_throttled()->Assign(flags.begin(), flags.end());
+  if (unthrottled.empty()) unthrottled.assign(t->samples_ns().begin(), t->samples_ns().end());
+  const SampleStats st = ComputeStats(unthrottled);
   t->set_median_ns(st.median);
   t->set_mean_ns(st.mean);
   t->set_stddev_ns(st.stddev);

@@ -144,6 +144,48 @@ TEST(FormatResults, ARooflineWarningIsMarkedAndExplained) {
   EXPECT_THAT(FormatResults(Results(), Format::kTable, false), Not(HasSubstr("!")));
 }
 
+TEST(FormatResults, CeilingWriteBackThrottledAndClocksAreShownWhenPresent) {
+  v1::Result r = OkResult();
+  r.mutable_roofline()->mutable_ceilings(0)->set_bandwidth_ceiling("2:1");
+  r.mutable_roofline()->mutable_ceilings(0)->set_peak_ceiling("f32 FMA");
+  r.mutable_timing()->set_write_back_ns(7500);
+  r.mutable_timing()->set_discarded_throttled(3);
+  auto* start = r.mutable_timing()->mutable_clocks_start();
+  start->set_sm_clock_mhz(1980);
+  start->set_memory_clock_mhz(3201);
+  start->set_power_watts(412.4);
+  auto* end = r.mutable_timing()->mutable_clocks_end();
+  end->set_sm_clock_mhz(1755);
+  end->set_memory_clock_mhz(3201);
+  end->set_power_watts(698);
+  const std::string out = FormatResults({r}, Format::kTable, false);
+  EXPECT_THAT(out, HasSubstr("±RSE in-run"));
+  EXPECT_THAT(out, HasSubstr("ceiling"));
+  EXPECT_THAT(out, HasSubstr(" 2:1 "));
+  EXPECT_THAT(out, HasSubstr("7.50 us"));
+  EXPECT_THAT(out, HasSubstr("42 (+3 throttled)"));
+  EXPECT_THAT(out, HasSubstr("1980/3201 MHz 412 W -> 1755/3201 MHz 698 W"));
+  // The device line no longer calls a mix's ceiling "copy".
+  EXPECT_THAT(out, Not(HasSubstr("calibrated copy")));
+  // Compute-bound: the peak's name.
+  r.mutable_roofline()->set_bound_class(v1::COMPUTE_BOUND);
+  EXPECT_THAT(FormatResults({r}, Format::kTable, false), HasSubstr("f32 FMA"));
+  // CSV carries them as raw values.
+  auto rows = ParseCsv(FormatResults({r}, Format::kCsv, false));
+  ASSERT_EQ(rows.size(), 2u);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return static_cast<size_t>(it - rows[0].begin());
+  };
+  EXPECT_EQ(rows[1][col("calibrated_bandwidth_ceiling")], "2:1");
+  EXPECT_EQ(rows[1][col("write_back_ns")], "7500");
+  EXPECT_EQ(rows[1][col("throttled_samples")], "3");
+  EXPECT_EQ(rows[1][col("sm_clock_mhz_end")], "1755");
+  // Results without them keep the old columns.
+  EXPECT_THAT(FormatResults(Results(), Format::kTable, false), Not(HasSubstr("clocks")));
+}
+
 TEST(FormatResults, SamplesAddsSpreadColumns) {
   std::string out = FormatResults({OkResult()}, Format::kTable, true);
   EXPECT_THAT(out, HasSubstr("p10"));

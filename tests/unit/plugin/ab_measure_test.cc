@@ -113,3 +113,34 @@ TEST(AbMeasure, BlockSettingsSplitTheBudget) {
 
 }  // namespace
 }  // namespace kbench::worker
+
+namespace kbench::worker {
+namespace {
+
+// Throttled samples stay in the pooled samples, flagged index for index, out of the statistics.
+TEST(AbMeasure, PoolingKeepsThrottledSamplesFlaggedAndOutOfTheStatistics) {
+  Fixture f;
+  ScriptedBackend backend;
+  v1::Result b1, b2;
+  for (v1::Result* b : {&b1, &b2}) {
+    b->set_status(v1::OK);
+    b->mutable_timing()->add_samples_ns(100);
+    b->mutable_timing()->add_samples_ns(100);
+  }
+  b2.mutable_timing()->add_samples_ns(900);  // throttled
+  b2.mutable_timing()->add_sample_throttled(false);
+  b2.mutable_timing()->add_sample_throttled(false);
+  b2.mutable_timing()->add_sample_throttled(true);
+  b2.mutable_timing()->set_discarded_throttled(1);
+  const v1::Result pooled = PoolBlocks({b1, b2}, f.op, kernels::MakeProblem(f.op, {8}), backend);
+  ASSERT_EQ(pooled.timing().samples_ns_size(), 5);
+  ASSERT_EQ(pooled.timing().sample_throttled_size(), 5);
+  EXPECT_TRUE(pooled.timing().sample_throttled(4));
+  EXPECT_FALSE(pooled.timing().sample_throttled(0));
+  EXPECT_EQ(pooled.timing().count(), 4);
+  EXPECT_DOUBLE_EQ(pooled.timing().max_ns(), 100);
+  EXPECT_EQ(pooled.timing().discarded_throttled(), 1);
+}
+
+}  // namespace
+}  // namespace kbench::worker

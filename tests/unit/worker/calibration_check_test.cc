@@ -2,6 +2,7 @@
 // flag a result gets when it reads above its calibrated ceiling.
 #include "worker/calibration_check.h"
 
+#include <chrono>
 #include <filesystem>
 
 #include "fake_backend.h"
@@ -112,6 +113,10 @@ TEST_F(CalibrationRetryTest, ACachedCalibrationThatFailsItsChecksIsMeasuredAgain
   stale.set_copy_bytes_per_second(1e10);
   stale.set_other_load_fraction(0.8);  // taken on a loaded host
   stale.set_method("full");
+  stale.set_cache_key(CalibrationKey(backend.device()));
+  stale.set_measured_at_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
   ASSERT_TRUE(SaveCalibration(Options().path, stale).ok());
   auto out = LoadOrCalibrate(backend, Options());
   ASSERT_TRUE(out.ok()) << out.status();
@@ -119,6 +124,7 @@ TEST_F(CalibrationRetryTest, ACachedCalibrationThatFailsItsChecksIsMeasuredAgain
   EXPECT_EQ(backend.calibrations, 1);
   ASSERT_EQ(out->refusals.size(), 1u);
   EXPECT_THAT(out->refusals[0], HasSubstr("cached"));
+  EXPECT_THAT(out->refusals[0], HasSubstr("device busy"));
   EXPECT_EQ(LoadCalibration(Options().path)->other_load_fraction(), 0);  // replaced by the good one
 }
 

@@ -80,9 +80,11 @@ TEST_F(CalibrationCacheTest, CachedEntryOfTheSameDeviceIsUsed) {
   c.set_device_uuid(backend.device().uuid());
   c.set_copy_bytes_per_second(42);
   c.set_method("full");
+  c.set_cache_key(CalibrationKey(backend.device()));
+  c.set_measured_at_unix_ms(1'000'000);
   const std::string path = (dir_ / "c.txt").string();
   ASSERT_TRUE(SaveCalibration(path, c).ok());
-  auto out = LoadOrCalibrate(backend, {.path = path});
+  auto out = LoadOrCalibrate(backend, {.path = path, .now_unix_ms = 2'000'000});
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(out->from_cache);
   EXPECT_DOUBLE_EQ(backend.calibration()->copy_bytes_per_second(), 42);
@@ -99,6 +101,13 @@ TEST_F(CalibrationCacheTest, QuickCalibrationIsMeasuredSavedAndNotTakenForAFullO
   EXPECT_GT(out->calibration.peak_flops_per_second().at("f32"), 1e8);
   EXPECT_EQ(out->calibration.peak_flops_per_second().at("bf16"), out->calibration.peak_flops_per_second().at("f32"));
   EXPECT_EQ(out->calibration.method().rfind(kQuickCalibrationPrefix, 0), 0u);
+  // The CPU's own streams per mix; no L2 or SFU ceiling (absent, 0), the FMA loop as the f32 FMA peak.
+  EXPECT_GT(out->calibration.read_bytes_per_second(), 1e8);
+  EXPECT_GT(out->calibration.write_bytes_per_second(), 1e8);
+  EXPECT_GT(out->calibration.read2_write1_bytes_per_second(), 1e8);
+  EXPECT_EQ(out->calibration.l2_read_bytes_per_second(), 0);
+  EXPECT_EQ(out->calibration.sfu_ops_per_second(), 0);
+  EXPECT_EQ(out->calibration.fma_f32_flops_per_second(), out->calibration.peak_flops_per_second().at("f32"));
   // A second quick worker takes it from the cache...
   auto again = LoadOrCalibrate(backend, {.path = path, .quick = true, .check = false});
   ASSERT_TRUE(again.ok());

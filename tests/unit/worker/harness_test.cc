@@ -15,16 +15,21 @@ struct FakeDevice {
   int launches = 0;
   int flushes = 0;
   std::function<double()> next_launch_ns = [] { return 1000.0; };
+  // Per sample (1-based): whether it is throttled, and the write-back it reports.
+  std::function<bool(int)> throttled = [](int) { return false; };
+  std::function<double(int)> write_back_ns = [](int) { return 0.0; };
+  int samples = 0;
 
   HarnessHooks Hooks() {
     HarnessHooks h;
     h.now_ns = [this] { return now; };
-    h.sample = [this](int n) -> absl::StatusOr<double> {
+    h.sample = [this](int n) -> absl::StatusOr<SampleTime> {
       double total = 0;
       for (int i = 0; i < n; ++i) total += next_launch_ns();
       launches += n;
       now += static_cast<int64_t>(total);
-      return total;
+      ++samples;
+      return SampleTime{.ns = total, .throttled = throttled(samples), .write_back_ns = write_back_ns(samples)};
     };
     h.flush = [this] {
       ++flushes;
@@ -140,6 +145,53 @@ TEST(Harness, NearTheDeadlineItKeepsWhatItHas) {
   EXPECT_EQ(timing->count(), 4);
 }
 
+TEST(Harness, ThrottledSamplesAreKeptFlaggedAndLeftOutOfTheStatistics) {
+  FakeDevice dev;
+  // Every third sample is throttled and slow (5000 ns against 1000).
+  dev.throttled = [](int i) { return i % 3 == 0; };
+  int call = 0;
+  dev.next_launch_ns = [&] { return ++call % 3 == 0 ? 5000.0 : 1000.0; };
+  const auto timing = Measure(Settings(), dev.Hooks());
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  ASSERT_EQ(timing->sample_throttled_size(), timing->samples_ns_size());
+  int flagged = 0;
+  for (int i = 0; i < timing->samples_ns_size(); ++i) {
+    EXPECT_EQ(timing->sample_throttled(i), timing->samples_ns(i) == 5000.0) << i;
+    flagged += timing->sample_throttled(i);
+  }
+  EXPECT_GT(flagged, 0);
+  EXPECT_EQ(timing->discarded_throttled(), flagged);
+  EXPECT_TRUE(timing->throttled());
+  EXPECT_EQ(timing->count(), timing->samples_ns_size() - flagged);
+  EXPECT_DOUBLE_EQ(timing->median_ns(), 1000);
+  EXPECT_DOUBLE_EQ(timing->max_ns(), 1000);  // the slow ones are not in the statistics
+}
+
+TEST(Harness, WhenEverySampleIsThrottledTheStatisticsUseThemAndSaySo) {
+  FakeDevice dev;
+  dev.throttled = [](int) { return true; };
+  v1::MeasurementSettings s = Settings();
+  s.set_max_samples(40);
+  const auto timing = Measure(s, dev.Hooks());
+  ASSERT_TRUE(timing.ok()) << timing.status();
+  EXPECT_EQ(timing->stop_reason(), v1::MAX_SAMPLES);  // never quiet without unthrottled samples
+  EXPECT_EQ(timing->samples_ns_size(), 40);
+  EXPECT_EQ(timing->count(), 40);
+  EXPECT_TRUE(timing->throttled());
+  EXPECT_DOUBLE_EQ(timing->median_ns(), 1000);
+}
+
+TEST(Harness, WriteBackIsTheMedianOfWhatEachSampleAdded) {
+  FakeDevice dev;
+  // The warm-up's samples are not counted; one outlier among the timed ones does not move the median.
+  dev.write_back_ns = [](int i) { return i == 12 ? 10'000.0 : 250.0; };
+  const auto timing = Measure(Settings(), dev.Hooks());
+  ASSERT_TRUE(timing.ok());
+  EXPECT_DOUBLE_EQ(timing->write_back_ns(), 250.0);
+  FakeDevice none;
+  EXPECT_EQ(Measure(Settings(), none.Hooks())->write_back_ns(), 0);
+}
+
 TEST(Harness, CancelAndDeadlineAndSamplerErrors) {
   FakeDevice dev;
   CancelFlag cancel;
@@ -155,7 +207,7 @@ TEST(Harness, CancelAndDeadlineAndSamplerErrors) {
 
   FakeDevice dev3;
   hooks = dev3.Hooks();
-  hooks.sample = [](int) -> absl::StatusOr<double> { return absl::InternalError("launch failed"); };
+  hooks.sample = [](int) -> absl::StatusOr<SampleTime> { return absl::InternalError("launch failed"); };
   EXPECT_EQ(Measure(Settings(), hooks).status().message(), "launch failed");
 }
 
