@@ -80,7 +80,7 @@ SplitPlan PlanSplits(Rung r, const Shape& s, int sms) {
   const int64_t head_blocks = s.heads / HeadsPerBlock(r, s);
   const int64_t target = int64_t{kBlocksPerSm} * std::max(sms, 1);
   int64_t chunk = CeilDiv(CeilDiv(head_blocks * s.total_tokens(), target), kTile) * kTile;
-  chunk = std::clamp<int64_t>(chunk, kMinChunk, CeilDiv(max_len, kTile) * kTile);
+  chunk = std::min<int64_t>(std::max<int64_t>(chunk, kMinChunk), CeilDiv(max_len, kTile) * kTile);
   plan.chunk = static_cast<int>(chunk);
   plan.splits = static_cast<int>(CeilDiv(max_len, chunk));
   return plan;
