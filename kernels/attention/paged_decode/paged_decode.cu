@@ -32,6 +32,9 @@
 //                         16-token step's QK^T in 16 MMAs and its P V in 32 (P split into bf16 hi
 //                         + lo, as accurate as float FMAs); each warp streams its own 16-token
 //                         groups through its own 3-stage cp.async ring with no block barrier.
+//                         The last block of a sequence's splits merges them (MergeIfLast, split
+//                         order, the same bits as the merge kernel) instead of a second launch, so
+//                         the split aims at one full wave of resident blocks.
 // Unaligned tensors (an offset view) run the same math with 2-byte loads and no ring.
 #include <algorithm>
 #include <string>
@@ -69,8 +72,8 @@ struct SplitPlan {
   int splits = 1;  // blocks a sequence takes at most
 };
 
-// From the problem (the host knows the lengths, as a serving engine does) and the device's SMs.
-SplitPlan PlanSplits(Rung r, const Shape& s, int sms) {
+// From the problem (the host knows the lengths, as a serving engine does) and the blocks to aim for.
+SplitPlan PlanSplits(Rung r, const Shape& s, int64_t target_blocks) {
   const int64_t max_len = s.max_len();
   SplitPlan plan;
   if (r == Rung::kV1) {
@@ -78,8 +81,7 @@ SplitPlan PlanSplits(Rung r, const Shape& s, int sms) {
     return plan;
   }
   const int64_t head_blocks = s.heads / HeadsPerBlock(r, s);
-  const int64_t target = int64_t{kBlocksPerSm} * std::max(sms, 1);
-  int64_t chunk = CeilDiv(CeilDiv(head_blocks * s.total_tokens(), target), kTile) * kTile;
+  int64_t chunk = CeilDiv(CeilDiv(head_blocks * s.total_tokens(), std::max<int64_t>(target_blocks, 1)), kTile) * kTile;
   chunk = std::min<int64_t>(std::max<int64_t>(chunk, kMinChunk), CeilDiv(max_len, kTile) * kTile);
   plan.chunk = static_cast<int>(chunk);
   plan.splits = static_cast<int>(CeilDiv(max_len, chunk));
@@ -118,14 +120,39 @@ int DynamicSmem(Rung r, bool aligned) {
   return r == Rung::kV3 ? kRingStages * kStageBytes : r == Rung::kV4 ? kMmaSmem : 0;
 }
 
+// v4 merges its splits in the kernel (MergeIfLast), so one full wave of long blocks costs no extra
+// launch: it aims at the blocks the SMs hold at once. The others aim at about 4 blocks per SM.
+int64_t TargetBlocks(Rung r, KernelFn kernel, int smem, int sms) {
+  if (r == Rung::kV4 && smem > 0 && cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), smem) == cudaSuccess)
+    return cuda::ResidentBlocks(reinterpret_cast<const void*>(kernel), kThreads, smem);
+  return int64_t{kBlocksPerSm} * std::max(sms, 1);
+}
+
+struct Launch {
+  KernelFn kernel = nullptr;
+  int heads_per_block = 1, smem = 0;
+  bool fused_merge = false;  // v4 on aligned tensors
+  SplitPlan plan;
+};
+
+cudaError_t PlanLaunch(Rung r, const Shape& s, bool aligned, Launch* l) {
+  int sms = 0;
+  if (const cudaError_t e = cuda::SmCount(&sms); e != cudaSuccess) return e;
+  l->heads_per_block = HeadsPerBlock(r, s);
+  l->kernel = KernelFor(r, l->heads_per_block, aligned);
+  l->smem = DynamicSmem(r, aligned);
+  l->fused_merge = r == Rung::kV4 && aligned;
+  l->plan = PlanSplits(r, s, TargetBlocks(r, l->kernel, l->smem, sms));
+  return cudaSuccess;
+}
+
 int Run(Rung r, const Problem& p, std::span<const Tensor> t, void* stream) {
   const Shape s = ShapeOf(p);
   const cudaStream_t st = cuda::AsStream(stream);
-  int sms = 0;
-  KB_CUDA_TRY(cuda::SmCount(&sms));
-  const SplitPlan plan = PlanSplits(r, s, sms);
-  const int g = HeadsPerBlock(r, s);
-  const bool aligned = Aligned(t);
+  Launch l;
+  KB_CUDA_TRY(PlanLaunch(r, s, Aligned(t), &l));
+  const SplitPlan& plan = l.plan;
+  const int g = l.heads_per_block;
   DecodeArgs a{};
   a.q = static_cast<const __nv_bfloat16*>(t[kQ].data);
   a.k = static_cast<const __nv_bfloat16*>(t[kKCache].data);
@@ -145,34 +172,34 @@ int Run(Rung r, const Problem& p, std::span<const Tensor> t, void* stream) {
                                    rows * (kHeadDim * sizeof(float) + sizeof(float2)), st, &ws));
     a.part_o = static_cast<float*>(ws);
     a.part_ml = reinterpret_cast<float2*>(a.part_o + rows * kHeadDim);
+    if (l.fused_merge) {
+      // Counters in a buffer of their own: zero when allocated, left at zero by every launch.
+      KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kPagedDecodeCounters,
+                                     static_cast<size_t>(s.batch * (s.heads / g)) * sizeof(unsigned), st, &ws));
+      a.counters = static_cast<unsigned*>(ws);
+    }
   }
-  const KernelFn kernel = KernelFor(r, g, aligned);
-  const int smem = DynamicSmem(r, aligned);
-  if (smem > 0) KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), smem));
+  if (l.smem > 0) KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(l.kernel), l.smem));
   const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(s.heads / g), static_cast<unsigned>(s.batch));
-  kernel<<<grid, kThreads, smem, st>>>(a);
+  l.kernel<<<grid, kThreads, l.smem, st>>>(a);
   KB_LAUNCH_CHECK();
-  if (plan.splits > 1) {
+  if (plan.splits > 1 && !l.fused_merge) {
     PagedDecodeMerge<<<dim3(static_cast<unsigned>(s.heads), static_cast<unsigned>(s.batch)), kHeadDim, 0, st>>>(a);
     KB_LAUNCH_CHECK();
   }
   return 0;
 }
 
-// The kernels a rung launches on the problem, with the split plan in the name: the result's kernel
-// resources are where a result says how its work was divided.
+// The kernels a rung launches on the problem (16-byte aligned tensors), with the split plan in the
+// name: the result's kernel resources are where a result says how its work was divided.
 std::vector<LaunchInfo> Launches(Rung r, const Problem& p) {
-  const Shape s = ShapeOf(p);
-  int sms = 0;
-  if (cuda::SmCount(&sms) != cudaSuccess) sms = 1;
-  const SplitPlan plan = PlanSplits(r, s, sms);
-  const int g = HeadsPerBlock(r, s);
+  Launch l;
+  if (PlanLaunch(r, ShapeOf(p), true, &l) != cudaSuccess) return {};
   const std::string name = std::string(r == Rung::kV4 ? "PagedDecodeMmaKernel<heads" : "PagedDecodeKernel<heads") +
-                           std::to_string(g) + (r == Rung::kV3 ? ",cp.async" : "") + "> splits=" +
-                           std::to_string(plan.splits) + " chunk=" + std::to_string(plan.chunk);
-  std::vector<LaunchInfo> out = {
-      {name, reinterpret_cast<const void*>(KernelFor(r, g, true)), kThreads, DynamicSmem(r, true)}};
-  if (plan.splits > 1)
+                           std::to_string(l.heads_per_block) + (r == Rung::kV3 ? ",cp.async" : "") + "> splits=" +
+                           std::to_string(l.plan.splits) + " chunk=" + std::to_string(l.plan.chunk);
+  std::vector<LaunchInfo> out = {{name, reinterpret_cast<const void*>(l.kernel), kThreads, l.smem}};
+  if (l.plan.splits > 1 && !l.fused_merge)
     out.push_back({"PagedDecodeMerge", reinterpret_cast<const void*>(&PagedDecodeMerge), kHeadDim, 0});
   return out;
 }

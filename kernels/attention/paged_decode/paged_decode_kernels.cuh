@@ -43,6 +43,7 @@ struct DecodeArgs {
   __nv_bfloat16* out;
   float* part_o;    // [batch, H, splits, d]: a split's unnormalized sum of p * V
   float2* part_ml;  // [batch, H, splits]: its (running max in log2 units, sum of p)
+  unsigned* counters;  // [batch, H / heads a block]: splits done; null: a second kernel merges
   int heads, kv_heads, group, page, max_pages;
   int page_shift;  // log2(page) when page is a power of two (1, 16, 256), else -1: no division
   int chunk;   // tokens a split covers (a multiple of kTile)

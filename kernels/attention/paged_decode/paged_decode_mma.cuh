@@ -65,6 +65,40 @@ __device__ __forceinline__ void SplitBf16x2(float x, float y, uint32_t& hi, uint
   lo = *reinterpret_cast<const uint32_t*>(&l);
 }
 
+// The split-KV merge without a second kernel: each block publishes its partial and counts itself
+// in; the last of the sequence's splits to arrive (whichever it is) combines them in split order,
+// so the bits do not depend on the order of arrival. The counter is left at zero for the next launch.
+template <int kG>
+__device__ __forceinline__ void MergeIfLast(const DecodeArgs& a, int b, int h0, int len) {
+  __shared__ bool last;
+  const int n = min(a.splits, (len + a.chunk - 1) / a.chunk);  // splits this sequence runs
+  __threadfence();  // this thread's partial is visible device-wide before the block counts in
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* counter = a.counters + static_cast<int64_t>(b) * gridDim.y + blockIdx.y;
+    last = atomicAdd(counter, 1u) == static_cast<unsigned>(n - 1);
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < kG * kHeadDim; idx += kThreads) {
+    const int row = idx / kHeadDim, dd = idx % kHeadDim;
+    const int64_t bh = static_cast<int64_t>(b) * a.heads + h0 + row;
+    const float2* ml = a.part_ml + bh * a.splits;
+    float m = -INFINITY;
+    for (int i = 0; i < n; ++i) m = fmaxf(m, __ldcg(&ml[i].x));
+    float l = 0.0f, o = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      const float2 mli = __ldcg(&ml[i]);
+      const float w = exp2f(mli.x - m);
+      l = fmaf(w, mli.y, l);
+      o = fmaf(w, __ldcg(&a.part_o[(bh * a.splits + i) * kHeadDim + dd]), o);
+    }
+    a.out[bh * kHeadDim + dd] = __float2bfloat16_rn(o / l);
+  }
+}
+
 template <int kG>
 __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
   static_assert(kG >= 1 && kG <= 8, "heads are the rows g < 8 of the MMA tile");
@@ -216,6 +250,7 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
       if (dd == 0) a.part_ml[bh * a.splits + split] = make_float2(m, l);
     }
   }
+  if (a.splits > 1) MergeIfLast<kG>(a, b, h0, len);
 }
 
 }  // namespace kbench::kernels::paged_decode
