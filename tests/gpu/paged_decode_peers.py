@@ -112,7 +112,7 @@ def main():
         with open(args.bench) as f:
             results = [json.loads(line) for line in f if line.strip()]
         for r in results:
-            dims = {d["name"]: int(d["value"]) for d in r["problem"]["dims"]}
+            dims = {d["name"]: int(d.get("value", 0)) for d in r["problem"]["dims"]}  # proto JSON omits zeros
             if (dims.get("H"), dims.get("H_kv"), dims.get("page"), dims.get("long_context")) != (H, H_KV, 16, 0):
                 continue
             key = (dims["batch"], dims["context"])

@@ -14,11 +14,12 @@
 //   cuda_v2_split_kv      flash-decoding: the context split into chunks across blocks, grid
 //                         (splits, H, batch); each block writes an unnormalized partial with its
 //                         (max, sum) and a second kernel merges a sequence's splits in split order
-//                         (bitwise repeatable for a fixed split). The split: about 4 blocks per SM
-//                         over the batch's tokens, chunks of at least 128 tokens, the chunk fixed
-//                         for the batch so a skewed batch's long sequence takes more splits rather
-//                         than the short ones idling blocks (SplitPlan below). The plan is reported
-//                         in the result's kernel resources ("splits=S chunk=C").
+//                         (bitwise repeatable for a fixed split). The split (PlanSplits): the
+//                         batch's work over one full wave of resident blocks (the occupancy API's
+//                         blocks per SM x the SM count), chunks of at least 128 tokens that divide
+//                         the longest sequence evenly, one chunk size for the batch so a skewed
+//                         batch's long sequence takes more splits and the short ones fewer. The
+//                         plan is reported in the result's kernel resources ("splits=S chunk=C").
 //   cuda_v3_gqa_split_kv  v2 with the G query heads of a KV head in one block (up to 8; larger
 //                         groups in blocks of 8): every K and V byte is read once for the group,
 //                         G dot products and G accumulators per loaded element, the scores summed
@@ -33,8 +34,7 @@
 //                         + lo, as accurate as float FMAs); each warp streams its own 16-token
 //                         groups through its own 3-stage cp.async ring with no block barrier.
 //                         The last block of a sequence's splits merges them (MergeIfLast, split
-//                         order, the same bits as the merge kernel) instead of a second launch, so
-//                         the split aims at one full wave of resident blocks.
+//                         order, the same bits as the merge kernel) instead of a second launch.
 // Unaligned tensors (an offset view) run the same math with 2-byte loads and no ring.
 #include <algorithm>
 #include <string>
@@ -54,7 +54,6 @@ namespace {
 using cuda::CeilDiv;
 
 constexpr int kMinChunk = 2 * kTile;
-constexpr int kBlocksPerSm = 4;  // split target: a full wave with room to balance uneven chunks
 constexpr int kRingStages = 2;
 
 enum class Rung { kV1, kV2, kV3, kV4 };
@@ -81,10 +80,11 @@ SplitPlan PlanSplits(Rung r, const Shape& s, int64_t target_blocks) {
     return plan;
   }
   const int64_t head_blocks = s.heads / HeadsPerBlock(r, s);
-  int64_t chunk = CeilDiv(CeilDiv(head_blocks * s.total_tokens(), std::max<int64_t>(target_blocks, 1)), kTile) * kTile;
-  chunk = std::min<int64_t>(std::max<int64_t>(chunk, kMinChunk), CeilDiv(max_len, kTile) * kTile);
-  plan.chunk = static_cast<int>(chunk);
-  plan.splits = static_cast<int>(CeilDiv(max_len, chunk));
+  const int64_t want = std::max<int64_t>(CeilDiv(head_blocks * s.total_tokens(), std::max<int64_t>(target_blocks, 1)), kMinChunk);
+  // The longest sequence's splits, then the chunk that divides it evenly (no 64-token tail split).
+  plan.splits = static_cast<int>(std::max<int64_t>(1, max_len / want));
+  plan.chunk = static_cast<int>(CeilDiv(CeilDiv(max_len, plan.splits), kTile) * kTile);
+  plan.splits = static_cast<int>(CeilDiv(max_len, plan.chunk));
   return plan;
 }
 
@@ -120,12 +120,11 @@ int DynamicSmem(Rung r, bool aligned) {
   return r == Rung::kV3 ? kRingStages * kStageBytes : r == Rung::kV4 ? kMmaSmem : 0;
 }
 
-// v4 merges its splits in the kernel (MergeIfLast), so one full wave of long blocks costs no extra
-// launch: it aims at the blocks the SMs hold at once. The others aim at about 4 blocks per SM.
-int64_t TargetBlocks(Rung r, KernelFn kernel, int smem, int sms) {
-  if (r == Rung::kV4 && smem > 0 && cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), smem) == cudaSuccess)
-    return cuda::ResidentBlocks(reinterpret_cast<const void*>(kernel), kThreads, smem);
-  return int64_t{kBlocksPerSm} * std::max(sms, 1);
+// One full wave: the blocks the SMs hold at once (occupancy API), each with as many tokens as that
+// leaves; more, shorter blocks would only add partials and block start-up latency.
+int64_t TargetBlocks(KernelFn kernel, int smem) {
+  if (smem > 0 && cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), smem) != cudaSuccess) return 0;
+  return cuda::ResidentBlocks(reinterpret_cast<const void*>(kernel), kThreads, smem);
 }
 
 struct Launch {
@@ -136,13 +135,11 @@ struct Launch {
 };
 
 cudaError_t PlanLaunch(Rung r, const Shape& s, bool aligned, Launch* l) {
-  int sms = 0;
-  if (const cudaError_t e = cuda::SmCount(&sms); e != cudaSuccess) return e;
   l->heads_per_block = HeadsPerBlock(r, s);
   l->kernel = KernelFor(r, l->heads_per_block, aligned);
   l->smem = DynamicSmem(r, aligned);
   l->fused_merge = r == Rung::kV4 && aligned;
-  l->plan = PlanSplits(r, s, TargetBlocks(r, l->kernel, l->smem, sms));
+  l->plan = PlanSplits(r, s, TargetBlocks(l->kernel, l->smem));
   return cudaSuccess;
 }
 
