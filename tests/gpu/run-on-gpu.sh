@@ -6,7 +6,7 @@
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
 #   tests: every *_gpu_test in the bundle (the families', skip-after-N, resources) but those below,
 #   gemmtests: the GEMM ladder and its SASS check.
-#   phases: tests customtests custom leak gemmtests abtests harnesstests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -32,7 +32,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests abtests harnesstests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -124,6 +124,23 @@ for phase in $phases; do
         { rc=$?; fail "$phase: gemm_sass_test exited $rc"; }
       tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
       check gtest "$out/gemm_sass_test.xml" || fail "$phase: gemm_sass_test has failed or skipped tests"
+      ;;
+    decode)  # paged_decode: its GPU test, the ladder on the decode and skewed presets, and SDPA decode beside it
+      t=$bundle/tests/paged_decode_gpu_test
+      log "test $(basename "$t")"
+      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
+      rm -f "$out/paged_decode.jsonl"
+      "$bundle/tests/kbench-bench" --op paged_decode --preset decode,skewed --dtype bf16 --trials 1 --max_time_ms 500 \
+        --calibration_cache "$cal" --json "$out/paged_decode.jsonl" >"$out/paged_decode_bench.log" 2>&1 ||
+        fail "$phase: kbench-bench paged_decode exited non-zero"
+      tee -a "$out/run.log" <"$out/paged_decode_bench.log"
+      # PyTorch SDPA decode (contiguous KV) on the same shapes, in the same run, beside the rungs.
+      python3 "$here/paged_decode_peers.py" --bench "$out/paged_decode.jsonl" >"$out/paged_decode_peers.md" 2>&1 ||
+        fail "$phase: paged_decode_peers.py failed"
+      tee -a "$out/run.log" <"$out/paged_decode_peers.md"
       ;;
     customtests)  # custom kernels (worker/custom) through a kbench-runner child of this bundle
       t=$bundle/tests/custom_gpu_test
