@@ -1,10 +1,28 @@
 #include "core/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kbench::kernels {
 
-CompareResult Compare(std::span<const double> out, std::span<const double> ref, Tolerance tol) {
+bool Fp8E4M3Matches(double out, double ref, Tolerance tol) {
+  constexpr double kMax = 448.0;
+  const double a = std::min(std::fabs(ref), kMax);  // saturating
+  // Grid spacing around a: 2^-9 below the smallest normal 2^-6, else 2^(e-3) in [2^e, 2^(e+1)).
+  const double step = a < 0x1.0p-6 ? 0x1.0p-9 : std::ldexp(1.0, std::ilogb(a) - 3);
+  const double k = std::floor(a / step);  // exact: a is a double, step a power of two
+  const double lo = k * step, hi = lo == a ? a : lo + step;
+  // Nearest, ties to the even multiple of step (the even mantissa, binade ends included).
+  const double mid = lo + step / 2;
+  const double nearest = a < mid ? lo : a > mid ? hi : (std::fmod(k, 2.0) == 0 ? lo : hi);
+  const double sign = std::signbit(ref) ? -1.0 : 1.0;
+  if (out == sign * nearest || (a == 0 && out == 0)) return true;
+  const bool near_midpoint = lo != hi && std::fabs(a - mid) < tol.atol + tol.rtol * a;
+  return near_midpoint && (out == sign * lo || out == sign * hi);
+}
+
+CompareResult Compare(std::span<const double> out, std::span<const double> ref, Tolerance tol, Dtype out_dtype) {
+  const bool fp8 = out_dtype == Dtype::kFP8E4M3;
   CompareResult r;
   double diff2 = 0, ref2 = 0;
   const size_t n = std::min(out.size(), ref.size());
@@ -30,7 +48,7 @@ CompareResult Compare(std::span<const double> out, std::span<const double> ref, 
     if (rel_err > r.max_rel_error && std::isfinite(rel_err)) r.max_rel_error = rel_err;
     diff2 += abs_err * abs_err;
     ref2 += e * e;
-    if (!(abs_err <= tol.atol + tol.rtol * std::fabs(e))) {
+    if (fp8 ? !Fp8E4M3Matches(o, e, tol) : !(abs_err <= tol.atol + tol.rtol * std::fabs(e))) {
       ++r.mismatches;
       if (r.first_mismatch < 0) r.first_mismatch = static_cast<int64_t>(i);
     }
