@@ -19,6 +19,7 @@ enum class WorkspaceSlot : int {
   kReduceSumPartials = 1,   // reduce_sum cuda_v2_two_pass: one float per block of the first pass
   kGemvSplitKCounters = 2,  // gemm cuda_gemv_split_k: arrival counters, left at zero by every launch
   kGemvSplitKPartials = 3,  // gemm cuda_gemv_split_k: one float per (split, row, column)
+  kQuantIntermediate = 16,  // rmsnorm_fp8_quant, silu_mul_fp8_quant cuda_v1_unfused: the bf16 rows
 };
 
 // Sets *ptr to at least `bytes` of device memory of the current device for `slot`, zero-filled when
