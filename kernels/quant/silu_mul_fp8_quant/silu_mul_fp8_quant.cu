@@ -11,12 +11,18 @@
 //                    E4M3 stores. h never leaves the SM. Blocks of up to 512 threads so that a
 //                    14336-wide row is 4 packs a thread of each half (448 threads); rows wider than
 //                    that, odd d and unaligned pointers re-read the row in a loop (mostly L1/L2).
+//   cuda_v3_fused_ring v2's pass with resident blocks walking the [gate | up] rows through a cp.async
+//                    shared-memory ring (core/cuda/row_pipeline.cuh): kRingStages rows a block in
+//                    flight. A thread's up packs are its gate packs plus d/8 (the ring's geometry
+//                    puts them in the thread's second half of slots); rows where it does not (d not
+//                    4 packs of 128 or 256 threads a half, e.g. 14336) run v2.
 #include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/warp_reduce.cuh"
 #include "core/cuda/workspace.cuh"
@@ -154,6 +160,65 @@ int LaunchV2(const Args& a, cudaStream_t s) {
   return 0;
 }
 
+
+// --- v3: fused, resident blocks, cp.async ring ------------------------------------------------------
+// Over the 2d-wide row: pack p = threadIdx.x + j * blockDim.x, and with d / 8 == (kPacks / 2) *
+// blockDim.x slot j < kPacks / 2 holds gate pack p, slot j + kPacks / 2 the up pack of the same columns.
+template <int kPacks, int kStages, int kThreads>
+__global__ void __launch_bounds__(kThreads ? kThreads : 256, cuda::FixedMinBlocks<kThreads, kStages>())
+    SiluMulQuantRing(const bf16* __restrict__ x, uint8_t* __restrict__ q, float* __restrict__ scales, int64_t rows,
+                     int64_t any_d) {
+  constexpr int kW = 8, kHalf = kPacks / 2;
+  const int64_t row_len = cuda::RowCols<kPacks, kThreads, kW>(2 * any_d);
+  const int64_t d = row_len / 2;
+  const int packs = static_cast<int>(row_len / kW);
+  __shared__ cuda::WarpPartials<float> partials;
+  unsigned parity = 0;
+  cuda::ForEachRowStaged<bf16, kPacks, kStages>(x, rows, row_len, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
+    float h[kHalf][kW];
+    float m = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j) {
+      float u[kW];
+      cuda::WidenPack<bf16>(row[j], h[j]);
+      cuda::WidenPack<bf16>(row[j + kHalf], u);
+#pragma unroll
+      for (int k = 0; k < kW; ++k) h[j][k] = cuda::SiluMul(h[j][k], u[k]);
+      m = fmaxf(m, quant::AbsMax(h[j]));
+    }
+    m = quant::BlockMaxOneBarrier(partials, parity++, m);
+    const float inv = quant::InvScaleOf(m);
+    if (threadIdx.x == 0) scales[r] = quant::ScaleOf(m);
+    uint8_t* qr = q + r * d;
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j)
+      quant::StoreFp8x8(qr + static_cast<int64_t>(threadIdx.x + j * blockDim.x) * kW, quant::ToFp8x8(h[j], inv));
+  });
+}
+
+using RingFn = void (*)(const bf16*, uint8_t*, float*, int64_t, int64_t);
+
+// The ring instantiation for d, or nullptr (then v2 runs): the row must be an even number of packs a
+// thread that pairs gate and up in one thread.
+RingFn PickRing(int64_t d, bool vec_ok, int* threads, int* packs) {
+  const RingFn k = cuda::PickPipelined(2 * d, 8, vec_ok, threads, packs, [](auto kPacks, auto kThreads) -> RingFn {
+    if constexpr (decltype(kPacks)::value % 2 == 0) {
+      return &SiluMulQuantRing<kPacks, cuda::kRingStages, kThreads>;
+    } else {
+      return nullptr;
+    }
+  });
+  const bool paired = k != nullptr && *packs % 2 == 0 && d / 8 == int64_t{*packs / 2} * *threads && d % 8 == 0;
+  return paired ? k : nullptr;
+}
+
+int LaunchV3(const Args& a, cudaStream_t s) {
+  int threads = 0, packs = 0;
+  const RingFn k = PickRing(a.d, VecOk(a), &threads, &packs);
+  if (k == nullptr) return LaunchV2(a, s);
+  return cuda::LaunchPipelined<cuda::kRingStages>(k, threads, packs, a.rows, s, a.x, a.q, a.scales, a.rows, a.d);
+}
+
 // --- registration ----------------------------------------------------------------------------------
 template <int (*L)(const Args&, cudaStream_t)>
 int Run(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -173,6 +238,12 @@ std::vector<LaunchInfo> Launches(int rung, const Problem& p) {
              vec ? (const void*)&cuda::SiluAndMulKernel<8> : (const void*)&cuda::SiluAndMulKernel<1>,
              cuda::kSiluAndMulBlock, 0},
             quant::QuantRowsLaunch(d, false)};
+  }
+  if (rung == 3) {
+    int threads = 0, packs = 0;
+    if (const RingFn k = PickRing(d, true, &threads, &packs))
+      return {{"SiluMulQuantRing<ring" + std::to_string(cuda::kRingStages) + ">", (const void*)k, threads,
+               cuda::RingBytes(cuda::kRingStages, packs, threads)}};
   }
   const RowPick l = PickRow(d, true);
   return {{l.name, (const void*)l.kernel, l.threads, 0}};
@@ -207,6 +278,15 @@ void AddSiluMulFp8QuantCudaVariants(OpDef& op) {
       .skip_reason = RowGridSkip,
       .run_cuda = Run<LaunchV2>,
       .launches = LaunchesOf<2>,
+  });
+  op.variants.push_back({
+      .name = "cuda_v3_fused_ring",
+      .description = "v2 with resident blocks and the next rows in a cp.async shared-memory ring.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .skip_reason = RowGridSkip,
+      .run_cuda = Run<LaunchV3>,
+      .launches = LaunchesOf<3>,
   });
 }
 
