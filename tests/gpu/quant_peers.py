@@ -157,8 +157,8 @@ def main():
     best = kbench_best(a.kbench) if a.kbench else {}
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, cold L2, median of {a.iters}")
     print()
-    print("| op | shape | flags | torch.compile (us) | GB/s | best kbench rung | kbench (us) | kbench % of calibrated copy "
-          "| torch.compile / kbench |")
+    print("| op | shape | flags | torch.compile (us) | GB/s | best kbench rung | kbench (us) "
+          "| kbench % of calibrated copy | torch.compile / kbench |")
     print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
     out, failed = [], 0
     for op, shape, flags, fn, args, nbytes in build_cases(torch):

@@ -4,7 +4,8 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests custom leak gemmtests abtests memory gemm quant isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests abtests memory gemm quant isolation timing readmes
+#           (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #

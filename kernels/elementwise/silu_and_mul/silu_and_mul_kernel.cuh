@@ -44,8 +44,10 @@ int LaunchSiluAndMulAs(const bf16* x, bf16* out, int64_t rows, int64_t d, cudaSt
   int sms = 0;
   KB_CUDA_TRY(SmCount(&sms));
   const int64_t gx = CeilDiv(CeilDiv(d, kW), kSiluAndMulBlock);
-  const int64_t gy = std::clamp<int64_t>(int64_t{sms} * kSiluAndMulBlocksPerSm / gx, 1, std::min<int64_t>(rows, 65535));
-  SiluAndMulKernel<kW><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), kSiluAndMulBlock, 0, s>>>(x, out, rows, d);
+  const int64_t gy =
+      std::clamp<int64_t>(int64_t{sms} * kSiluAndMulBlocksPerSm / gx, 1, std::min<int64_t>(rows, 65535));
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy));
+  SiluAndMulKernel<kW><<<grid, kSiluAndMulBlock, 0, s>>>(x, out, rows, d);
   KB_LAUNCH_CHECK();
   return 0;
 }

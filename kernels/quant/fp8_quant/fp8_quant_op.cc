@@ -37,7 +37,9 @@ OpDef Fp8QuantDefinition() {
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
     const double scale_in = p.has_flag(quant::kStaticScaleFlag) ? 4 : 0;
-    return Cost{.bytes_read = rows * cols * 2 + scale_in, .bytes_written = rows * cols + rows * 4, .flops = 2 * rows * cols};
+    return Cost{.bytes_read = rows * cols * 2 + scale_in,
+                .bytes_written = rows * cols + rows * 4,
+                .flops = 2 * rows * cols};
   };
   op.reference = Fp8QuantReference;
   // q: the E4M3 rule of core/compare.h, the band around a rounding midpoint 1e-5 relative (a float

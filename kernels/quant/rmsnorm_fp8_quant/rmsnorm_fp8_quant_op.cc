@@ -36,7 +36,9 @@ OpDef RmsnormFp8QuantDefinition() {
   };
   op.cost = [](const Problem& p) {
     const double rows = static_cast<double>(p.dim("rows")), cols = static_cast<double>(p.dim("cols"));
-    return Cost{.bytes_read = (rows * cols + cols) * 2, .bytes_written = rows * cols + rows * 4, .flops = 6 * rows * cols};
+    return Cost{.bytes_read = (rows * cols + cols) * 2,
+                .bytes_written = rows * cols + rows * 4,
+                .flops = 6 * rows * cols};
   };
   op.reference = RmsnormFp8QuantReference;
   // q: the E4M3 rule of core/compare.h with a band of 2^-7 around each rounding midpoint: the unfused

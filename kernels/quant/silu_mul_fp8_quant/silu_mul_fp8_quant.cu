@@ -142,7 +142,8 @@ RowPick PickRow(int64_t d, bool vec_ok) {
     int bucket = 1;
     while (bucket < per_thread) bucket *= 2;
     l.packs = bucket <= kTargetPacks ? bucket : 0;
-    l.kernel = cuda::PickPacks<kTargetPacks>(l.packs, [](auto k) -> RowFn { return &SiluMulQuantRow<8, decltype(k)::value>; });
+    l.kernel = cuda::PickPacks<kTargetPacks>(
+        l.packs, [](auto k) -> RowFn { return &SiluMulQuantRow<8, decltype(k)::value>; });
   } else {
     l.kernel = &SiluMulQuantRow<1, 0>;
   }
