@@ -5,7 +5,7 @@ each call, median), and printed as a Markdown table; with --kbench RESULTS.jsonl
 --json), each row also gets the best kbench rung on the same problem and the ratio
 torch.compile time / kbench time (above 1: kbench is faster).
 
-    quant_peers.py [--iters N] [--kbench results.jsonl] [--json out.json]
+    quant_peers.py [--iters N] [--kbench results.jsonl] [--json out.json] [--rows 8192] [--budget-s S]
 
 Bytes are each op's minimal traffic as its kbench cost model counts it (inputs read once, outputs
 written once), so GB/s compare directly. Exits 1 when a peer cannot run (no CUDA, no torch).
@@ -14,6 +14,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 
 
 def build_cases(torch):
@@ -145,6 +146,9 @@ def main():
     ap.add_argument("--iters", type=int, default=30, help="timed calls per case (median)")
     ap.add_argument("--kbench", help="kbench-bench --json results on the same device, for the ratio column")
     ap.add_argument("--json", help="write the peers' results here as JSON")
+    ap.add_argument("--rows", type=int, default=0, help="only the cases of this many rows (tokens); 0: all")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no case after this many seconds (compiles are slow on a fresh host); 0: no limit")
     a = ap.parse_args()
     try:
         import torch
@@ -160,8 +164,13 @@ def main():
     print("| op | shape | flags | torch.compile (us) | GB/s | best kbench rung | kbench (us) "
           "| kbench % of calibrated copy | torch.compile / kbench |")
     print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
-    out, failed = [], 0
+    out, failed, t0 = [], 0, time.monotonic()
     for op, shape, flags, fn, args, nbytes in build_cases(torch):
+        if a.rows and not shape.startswith(f"{a.rows}x"):
+            continue
+        if a.budget_s and time.monotonic() - t0 > a.budget_s:
+            print(f"| {op} | {shape} | {flags} | not run: over the {a.budget_s:.0f} s budget | | | | | |")
+            continue
         try:
             us = time_cold(torch, torch.compile(fn), args, a.iters)
         except Exception as e:  # a peer that does not compile is reported, and fails the run

@@ -6,8 +6,8 @@
 //                  half and 64 B of out an instruction, so many more instructions and fewer bytes in
 //                  flight per thread than the bus needs.
 //   cuda_v2_vec16  one thread 8 output elements: one 16-byte load from each half and one 16-byte
-//                  store (512 B a warp an instruction), the grid a wave of blocks walking rows. d not
-//                  a multiple of 8, or unaligned pointers, run v1's kernel.
+//                  store (512 B a warp an instruction), one trip a thread. d not a multiple of 8, or
+//                  unaligned pointers, run v1's kernel.
 // Both: the kernel of silu_and_mul_kernel.cuh, blockDim.x across a row's columns, blockIdx.y over rows.
 #include <string>
 #include <vector>
