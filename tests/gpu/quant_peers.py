@@ -5,7 +5,8 @@ each call, median), and printed as a Markdown table; with --kbench RESULTS.jsonl
 --json), each row also gets the best kbench rung on the same problem and the ratio
 torch.compile time / kbench time (above 1: kbench is faster).
 
-    quant_peers.py [--iters N] [--kbench results.jsonl] [--json out.json] [--rows 8192] [--budget-s S]
+    quant_peers.py [--iters N] [--kbench results.jsonl] [--json out.json] [--rows 8192] [--ops a,b]
+                   [--budget-s S]
 
 Bytes are each op's minimal traffic as its kbench cost model counts it (inputs read once, outputs
 written once), so GB/s compare directly. Exits 1 when a peer cannot run (no CUDA, no torch).
@@ -147,6 +148,7 @@ def main():
     ap.add_argument("--kbench", help="kbench-bench --json results on the same device, for the ratio column")
     ap.add_argument("--json", help="write the peers' results here as JSON")
     ap.add_argument("--rows", type=int, default=0, help="only the cases of this many rows (tokens); 0: all")
+    ap.add_argument("--ops", default="", help="only these ops (comma-separated); default all")
     ap.add_argument("--budget-s", type=float, default=0,
                     help="start no case after this many seconds (compiles are slow on a fresh host); 0: no limit")
     a = ap.parse_args()
@@ -166,7 +168,7 @@ def main():
     print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
     out, failed, t0 = [], 0, time.monotonic()
     for op, shape, flags, fn, args, nbytes in build_cases(torch):
-        if a.rows and not shape.startswith(f"{a.rows}x"):
+        if (a.rows and not shape.startswith(f"{a.rows}x")) or (a.ops and op not in a.ops.split(",")):
             continue
         if a.budget_s and time.monotonic() - t0 > a.budget_s:
             print(f"| {op} | {shape} | {flags} | not run: over the {a.budget_s:.0f} s budget | | | | | |")
