@@ -14,11 +14,8 @@
 //                       scalar paths.
 //   cuda_v3_fused_ring  v2's pass with resident blocks walking rows through a cp.async shared-memory
 //                       ring (core/cuda/row_pipeline.cuh, as rmsnorm's v7), the weight loaded once a
-//                       kernel and kept raw in registers, and one barrier a row: rstd > 0 is the same
-//                       for the whole row, so max|y| = rstd * max|x * w|, and the sum of squares and
-//                       max|x * w| are reduced together (a float2 a warp). With a reduction each (two
-//                       barriers a row) an H200 ran 8192x4096 at 87.6% of copy. Rows that do not fit
-//                       4 packs a thread run v2.
+//                       kernel and kept raw in registers, one barrier for each of the row's two
+//                       reductions. Rows that do not fit 4 packs a thread run v2.
 #include <climits>
 #include <string>
 #include <vector>
@@ -180,35 +177,32 @@ __global__ void __launch_bounds__(kThreads ? kThreads : 256, cuda::FixedMinBlock
   const int packs = static_cast<int>(cols / kW);
   uint4 w_raw[kPacks];  // the same for every row: loaded once, kept raw
   cuda::LoadRawPacks<kPacks>(w, packs, w_raw);
-  __shared__ cuda::WarpPartials<float2, 8> partials;  // blocks of at most 256 threads
+  __shared__ cuda::WarpPartials<float> partials;
   unsigned parity = 0;
   cuda::ForEachRowStaged<bf16, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
-    float sum_sq = 0.0f, mxw = 0.0f;  // sum of x^2, max |x * w|
-    cuda::ForEachPackSlot<bf16>(row, packs, [&](int j, int, const float(&v)[kW]) {
-      float sq[kW], xw[kW], wv[kW];
-      cuda::WidenPack<bf16>(cuda::Opaque(w_raw[j]), wv);
+    float sum_sq = 0.0f;
+    cuda::ForEachPack<bf16>(row, packs, [&](int, const float(&v)[kW]) {
+      float sq[kW];
 #pragma unroll
-      for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k], xw[k] = v[k] * wv[k];
+      for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k];
       sum_sq += cuda::PackReduce<kW>(sq, [](float a, float b) { return a + b; });
-      mxw = fmaxf(mxw, quant::AbsMax(xw));
     });
-    // One barrier for both: warp sums and maxima posted as pairs, every thread folds them.
-    const float2* parts =
-        cuda::PostWarpPartial(partials, parity++, make_float2(cuda::WarpSum(sum_sq), cuda::WarpMax(mxw)));
-    float2 t = parts[0];
-#pragma unroll
-    for (int w = 1; w < 8; ++w)
-      if (w < static_cast<int>(blockDim.x >> 5)) t.x += parts[w].x, t.y = fmaxf(t.y, parts[w].y);
-    const float rstd = rsqrtf(t.x / static_cast<float>(cols) + kEps);
-    const float m = t.y * rstd;  // max |y|
-    const float inv = quant::InvScaleOf(m);
-    if (threadIdx.x == 0) scales[r] = quant::ScaleOf(m);
+    const float rstd =
+        rsqrtf(cuda::BlockSumOneBarrier(partials, parity++, sum_sq) / static_cast<float>(cols) + kEps);
     const auto y_of = [&](int j, float(&v)[kW]) {
       float wv[kW];
       cuda::WidenPack<bf16>(cuda::Opaque(w_raw[j]), wv);
 #pragma unroll
       for (int k = 0; k < kW; ++k) v[k] = v[k] * rstd * wv[k];
     };
+    float m = 0.0f;
+    cuda::ForEachPackSlot<bf16>(row, packs, [&](int j, int, float(&v)[kW]) {
+      y_of(j, v);
+      m = fmaxf(m, quant::AbsMax(v));
+    });
+    m = quant::BlockMaxOneBarrier(partials, parity++, m);
+    const float inv = quant::InvScaleOf(m);
+    if (threadIdx.x == 0) scales[r] = quant::ScaleOf(m);
     uint8_t* qr = q + r * cols;
     cuda::ForEachPackSlot<bf16>(row, packs, [&](int j, int p, float(&v)[kW]) {
       y_of(j, v);
