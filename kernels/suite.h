@@ -14,4 +14,10 @@
   X(MakeLayernormOp)     /* reduction/layernorm/       */ \
   X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */ \
   X(MakePagedDecodeOp)   /* attention/paged_decode/    */
+
+  X(MakeFp8QuantOp)      /* quant/fp8_quant/           */ \
+  X(MakeSiluAndMulOp)    /* elementwise/silu_and_mul/  */ \
+  X(MakeRmsnormFp8QuantOp)   /* quant/rmsnorm_fp8_quant/  */ \
+  X(MakeSiluMulFp8QuantOp)   /* quant/silu_mul_fp8_quant/ */ \
+  X(MakeRopeOp)              /* elementwise/rope/         */
 // clang-format on

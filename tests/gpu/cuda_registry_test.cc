@@ -173,7 +173,7 @@ TEST(MemoryBoundOps, CpuNaiveMatchesReference) {
           if (!op.tensors[&t - tensors.data()].is_output) continue;
           std::vector<double> actual(static_cast<size_t>(t.numel));
           for (int64_t e = 0; e < t.numel; ++e) actual[e] = LoadAsDouble(t.data, t.dtype, e);
-          const CompareResult c = Compare(actual, expected[k++], ToleranceFor(op, p));
+          const CompareResult c = Compare(actual, expected[k++], ToleranceFor(op, p), t.dtype);
           EXPECT_TRUE(c.passed) << c.mismatches << " mismatches, first at " << c.first_mismatch << ", max abs "
                                 << c.max_abs_error << ", max rel " << c.max_rel_error;
         }

@@ -204,7 +204,7 @@ CheckResult CheckCudaVariant(const OpDef& op, const Variant& v, const Problem& p
     std::vector<double> actual(static_cast<size_t>(host_tensors[i].numel));
     for (int64_t e = 0; e < host_tensors[i].numel; ++e) actual[e] = LoadAsDouble(host[i].data(), host_tensors[i].dtype, e);
     if (k >= expected.size()) return fail("the reference produced fewer outputs than the op declares");
-    const CompareResult c = Compare(actual, expected[k], tol);
+    const CompareResult c = Compare(actual, expected[k], tol, host_tensors[i].dtype);
     Merge(r.compare, c);
     if (!c.passed) {
       report << "\n  output '" << spec.name << "' (" << actual.size() << " elements): " << c.mismatches

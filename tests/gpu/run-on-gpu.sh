@@ -4,9 +4,14 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
+<<<<<<< HEAD
 #   tests: every *_gpu_test in the bundle (the families', skip-after-N, resources) but those below,
 #   gemmtests: the GEMM ladder and its SASS check.
 #   phases: tests customtests custom leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes   (default: all of them)
+=======
+#   phases: tests customtests custom leak gemmtests abtests memory gemm quant isolation timing readmes
+#           (default: all of them)
+>>>>>>> quant
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -32,7 +37,11 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
+<<<<<<< HEAD
 phases=${*:-tests customtests leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes}
+=======
+phases=${*:-tests customtests leak gemmtests abtests memory gemm quant isolation timing readmes}
+>>>>>>> quant
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -184,6 +193,26 @@ for phase in $phases; do
         --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm
       submit gemm_decode OK --op gemm --preset decode --dtype bf16 --trials 3 --max-time-ms 300 --warmup-ms 20 \
         --variant cuda_gemv,cuda_gemv_split_k,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
+      ;;
+    quant)  # issue 22's quant family and fused elementwise ops: tests, every rung, torch.compile peers
+      t=$bundle/tests/quant_gpu_test
+      log "test $(basename "$t")"
+      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
+      rm -f "$out/quant-bench.jsonl"
+      bench=$bundle/tests/kbench-bench  # where deploy/bundle.sh puts it
+      [[ -x $bench ]] || bench=$bin/kbench-bench
+      for op in fp8_quant rmsnorm_fp8_quant silu_mul_fp8_quant silu_and_mul rope; do
+        log "bench $op"
+        "$bench" --op "$op" --preset canonical --dtype bf16 --trials 1 --max_time_ms 400 \
+          --calibration_cache "$cal" --json "$out/quant-bench.jsonl" 2>&1 | tee -a "$out/quant-bench.log"
+        [[ ${PIPESTATUS[0]} == 0 ]] || fail "quant: kbench-bench $op"
+      done
+      python3 "$here/quant_peers.py" --kbench "$out/quant-bench.jsonl" --json "$out/quant-peers.json" 2>&1 |
+        tee "$out/quant-peers.md" | tee -a "$out/run.log"
+      [[ ${PIPESTATUS[0]} == 0 ]] || fail "quant: torch.compile peers (quant_peers.py)"
       ;;
     isolation)
       start_cluster

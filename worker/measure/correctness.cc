@@ -46,7 +46,7 @@ absl::StatusOr<v1::Correctness> CheckCorrectness(const kernels::OpDef& op, const
       const kernels::Tensor& out = tensors[output_index[k]];
       actual.resize(static_cast<size_t>(out.numel));
       for (int64_t e = 0; e < out.numel; ++e) actual[static_cast<size_t>(e)] = kernels::LoadAsDouble(out.data, out.dtype, e);
-      kernels::Merge(merged, kernels::Compare(actual, expected[k], tol));
+      kernels::Merge(merged, kernels::Compare(actual, expected[k], tol, out.dtype));
     }
   }
 

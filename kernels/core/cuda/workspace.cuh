@@ -21,6 +21,8 @@ enum class WorkspaceSlot : int {
   kGemvSplitKPartials = 3,  // gemm cuda_gemv_split_k: one float per (split, row, column)
   kPagedDecodePartials = 8, // paged_decode split-KV rungs: (max, sum, out row) per (sequence, head, split)
   kPagedDecodeCounters = 9, // paged_decode cuda_v4_gqa_mma: splits done per (sequence, head block), left at zero
+
+  kQuantIntermediate = 16,  // rmsnorm_fp8_quant, silu_mul_fp8_quant cuda_v1_unfused: the bf16 rows
 };
 
 // Sets *ptr to at least `bytes` of device memory of the current device for `slot`, zero-filled when

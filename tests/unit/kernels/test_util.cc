@@ -87,7 +87,7 @@ std::vector<VariantCheck> CheckCpuVariants(const OpDef& op, const Problem& p, ui
     EXPECT_TRUE(h.GuardsIntact()) << v.name << " wrote past the end of a tensor on " << p.label();
     CompareResult result;
     for (size_t i = 0; i < ref.size(); ++i)
-      Merge(result, Compare(ToDoubles(h.outputs()[i]), ref[i], ToleranceFor(op, p)));
+      Merge(result, Compare(ToDoubles(h.outputs()[i]), ref[i], ToleranceFor(op, p), h.outputs()[i].dtype));
     checks.push_back({v.name, result});
   }
   return checks;
