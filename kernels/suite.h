@@ -13,5 +13,6 @@
   X(MakeReduceSumOp)     /* reduction/reduce_sum/      */ \
   X(MakeLayernormOp)     /* reduction/layernorm/       */ \
   X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */ \
-  X(MakeW4a16GemmOp)     /* quant/w4a16_gemm/          */
+  X(MakeW4a16GemmOp)     /* quant/w4a16_gemm/          */ \
+  X(MakeFp8GemmOp)       /* quant/fp8_gemm/            */
 // clang-format on
