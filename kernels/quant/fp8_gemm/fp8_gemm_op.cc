@@ -107,7 +107,8 @@ OpDef Fp8GemmDefinition() {
       // Prefill through Llama-3-8B's projections (N x K = 4096x4096, 14336x4096, 4096x14336) and
       // DeepSeek-V3's 2112x7168 (N = 2112: 16.5 tiles of 128).
       {"prefill", {mnk(4096, 4096, 4096), mnk(4096, 14336, 4096), mnk(4096, 4096, 14336), mnk(4096, 2112, 7168)}},
-      {"ci", {mnk(4096, 4096, 4096), mnk(4096, 2112, 7168)}},
+      // The PR gate: 4096^3 and the MLP up-projection at M = 4096 (at least 64 MiB each, past L2).
+      {"ci", {mnk(4096, 4096, 4096), mnk(4096, 14336, 4096)}},
       // M = 1, 3, 16, 129; N = 2112 and N off every tile; K off the 128-byte k tile (272, 144) and
       // K = 40, not a multiple of 16 (only the SIMT rung takes it); the empty problem.
       {"edge",
