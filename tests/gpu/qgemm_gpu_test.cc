@@ -52,14 +52,15 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
       out.push_back(p);
     }
   if (op.name == "w4a16_gemm") {
-    // M = 8 (the widest GEMV instantiation); K % 32 == 0 with a partial group (4128 = 32 * 129); a
-    // decode row over 2048 outputs. (The ci and decode shapes are checked in QgemmLarge.)
-    for (auto [m, n, k] : {std::tuple{8, 1024, 4096}, {5, 300, 4128}, {1, 2048, 4096}})
+    // M = 8 (the widest GEMV instantiation, one n8 tile of cuda_v4); M = 12 (v4's second n8 tile half
+    // used); K % 32 == 0 with a partial group (4128 = 32 * 129); a decode row over 2048 outputs; N off
+    // v4's 16 rows. (The ci and decode shapes are checked in QgemmLarge.)
+    for (auto [m, n, k] : {std::tuple{8, 1024, 4096}, {12, 520, 1024}, {5, 300, 4128}, {1, 2048, 4096}, {3, 1000, 512}})
       out.push_back(Shape(op, m, n, k));
   } else {
-    // Whole tiles; K % 128 != 0; K shorter than one k tile; 16 x 20 tiles (more than the SMs, so
+    // Whole tiles; K % 128 != 0; K shorter than one k tile; 9 x 20 tiles (more than the SMs, so
     // persistent blocks take a second tile); N = 2112 at a decode-sized M.
-    for (auto [m, n, k] : {std::tuple{256, 256, 256}, {257, 520, 1008}, {130, 136, 32}, {2048, 2560, 272}, {64, 2112, 7168}})
+    for (auto [m, n, k] : {std::tuple{256, 256, 256}, {257, 520, 1008}, {130, 136, 32}, {1100, 2560, 144}, {64, 2112, 1024}})
       out.push_back(Shape(op, m, n, k));
   }
   return out;
@@ -265,6 +266,7 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
     p.dtype = Dtype::kBF16;
     const bool gemv = p.dim("M") <= 8;
     EXPECT_EQ(w4.find_variant("cuda_v3_gemv_magic")->skip_reason(p).empty(), gemv) << p.label();
+    EXPECT_EQ(w4.find_variant("cuda_v4_mma_gemv")->skip_reason(p).empty(), p.dim("M") <= 16) << p.label();
     EXPECT_EQ(w4.find_variant("cublas_bf16")->skip_reason(p), "") << p.label();
   }
 }

@@ -45,8 +45,14 @@ inline bool HandleDegenerate(const W4Args& g, cudaStream_t s, int* rc) {
 // strict cuBLAS settings), B a bf16 [N, K] row-major matrix. Returns a cudaError_t as int.
 int CublasBf16Nt(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, cudaStream_t s);
 
+// The GEMV launchers (w4a16_gemv.cu): v2 for M <= 16, v3 for M <= 8 (v2's path where its 16-byte
+// loads cannot be used).
+int LaunchW4GemvDequant(const W4Args& g, cudaStream_t s);
+int LaunchW4GemvMagic(const W4Args& g, cudaStream_t s);
+
 void AddW4a16DequantVariants(OpDef& op);  // w4a16_gemm_cuda.cu: cuda_v1_dequant_then_gemm
 void AddW4a16GemvVariants(OpDef& op);     // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic
+void AddW4a16MmaGemvVariant(OpDef& op);   // w4a16_mma_gemv.cu: cuda_v4_mma_gemv
 void AddW4a16BaselineVariants(OpDef& op); // w4a16_gemm_cuda.cu: cublas_bf16
 
 }  // namespace kbench::kernels::w4a16

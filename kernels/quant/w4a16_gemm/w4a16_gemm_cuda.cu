@@ -224,6 +224,7 @@ void AddW4a16GemmCudaVariants(OpDef& op) {
   op.gpu_reference = w4a16::RunReferenceF64;
   w4a16::AddW4a16DequantVariants(op);
   w4a16::AddW4a16GemvVariants(op);
+  w4a16::AddW4a16MmaGemvVariant(op);
   w4a16::AddW4a16BaselineVariants(op);
 }
 

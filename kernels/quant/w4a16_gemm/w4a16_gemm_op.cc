@@ -56,10 +56,10 @@ void FillDequantized(const Problem& p, const Tensor& t, uint64_t seed, uint64_t)
   const int64_t n = p.dim("N"), k = p.dim("K");
   auto* out = static_cast<uint16_t*>(t.data);
   for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) {
-      const int64_t g = c / kW4Group;
+    for (int64_t g = 0; g * kW4Group < k; ++g) {
       const float z = RoundBf16(W4ZeroAt(seed, r, g)), s = RoundBf16(W4ScaleAt(seed, r, g));
-      out[r * k + c] = FloatToBf16((static_cast<float>(W4CodeAt(seed, r, c, k)) - z) * s);
+      for (int64_t c = g * kW4Group; c < std::min(k, (g + 1) * kW4Group); ++c)
+        out[r * k + c] = FloatToBf16((static_cast<float>(W4CodeAt(seed, r, c, k)) - z) * s);
     }
 }
 

@@ -23,6 +23,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_magic.cuh"
 
 namespace kbench::kernels::w4a16 {
 namespace {
@@ -73,29 +74,6 @@ __global__ void __launch_bounds__(kThreads)
   }
   StoreRow<M>(acc, c, n, row, lane);
 }
-
-// (x & 0x000f000f) | 0x43004300 in one instruction: the codes in bits 0-3 and 16-19 of x become the
-// low mantissa bits of two bf16 values 128 + q.
-__device__ __forceinline__ uint32_t MagicPair(uint32_t x) {
-  uint32_t r;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(r) : "r"(x), "r"(0x000f000fu), "r"(0x43004300u));
-  return r;
-}
-
-__device__ __forceinline__ uint32_t HSub2(uint32_t x, uint32_t y) {
-  __nv_bfloat162 a = *reinterpret_cast<__nv_bfloat162*>(&x), b = *reinterpret_cast<__nv_bfloat162*>(&y);
-  __nv_bfloat162 d = __hsub2(a, b);
-  return *reinterpret_cast<uint32_t*>(&d);
-}
-
-// Both halves the bf16 of v (whole numbers 128..143 here: exact).
-__device__ __forceinline__ uint32_t PackBf16Pair(float v) {
-  const uint32_t h = __bfloat16_as_ushort(__float2bfloat16_rn(v));
-  return h | (h << 16);
-}
-
-__device__ __forceinline__ float LowBf16(uint32_t v) { return __uint_as_float(v << 16); }
-__device__ __forceinline__ float HighBf16(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
 // v3: lane l handles 16-byte chunks l, l + 32, ... (32 weights of one group each), all loads of a
 // lane's chunks issued before their math (up to kChunks at a time).
@@ -153,9 +131,22 @@ __global__ void __launch_bounds__(kThreads)
   StoreRow<M>(acc, c, n, row, lane);
 }
 
-// Calls f with the compile-time M (1..8) of the problem.
-template <typename F>
+// Calls f with the compile-time M (1..8; 1..16 with kUpTo16) of the problem.
+template <bool kUpTo16 = false, typename F>
 int WithM(int64_t m, F&& f) {
+  if constexpr (kUpTo16) {
+    switch (m) {
+      case 9: return f(std::integral_constant<int, 9>{});
+      case 10: return f(std::integral_constant<int, 10>{});
+      case 11: return f(std::integral_constant<int, 11>{});
+      case 12: return f(std::integral_constant<int, 12>{});
+      case 13: return f(std::integral_constant<int, 13>{});
+      case 14: return f(std::integral_constant<int, 14>{});
+      case 15: return f(std::integral_constant<int, 15>{});
+      case 16: return f(std::integral_constant<int, 16>{});
+      default: break;
+    }
+  }
   switch (m) {
     case 1: return f(std::integral_constant<int, 1>{});
     case 2: return f(std::integral_constant<int, 2>{});
@@ -169,9 +160,12 @@ int WithM(int64_t m, F&& f) {
   }
 }
 
-int LaunchV2(const W4Args& g, cudaStream_t s) {
+}  // namespace
+
+// v2 instantiated up to M = 16: the fallback of the tensor-core GEMV (w4a16_mma_gemv.cu) too.
+int LaunchW4GemvDequant(const W4Args& g, cudaStream_t s) {
   const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, kWarps));
-  return WithM(g.m, [&](auto m) {
+  return WithM<true>(g.m, [&](auto m) {
     GemvDequant<decltype(m)::value><<<grid, kThreads, 0, s>>>(
         static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
         static_cast<bf16*>(g.c), g.n, g.k);
@@ -179,6 +173,10 @@ int LaunchV2(const W4Args& g, cudaStream_t s) {
     return 0;
   });
 }
+
+namespace {
+
+int LaunchV2(const W4Args& g, cudaStream_t s) { return LaunchW4GemvDequant(g, s); }
 
 int RunV2(const Problem& p, std::span<const Tensor> t, void* stream) {
   const W4Args g = ArgsOf(p, t);
@@ -188,11 +186,9 @@ int RunV2(const Problem& p, std::span<const Tensor> t, void* stream) {
   return LaunchV2(g, s);
 }
 
-int RunV3(const Problem& p, std::span<const Tensor> t, void* stream) {
-  const W4Args g = ArgsOf(p, t);
-  const cudaStream_t s = cuda::AsStream(stream);
-  int rc = 0;
-  if (HandleDegenerate(g, s, &rc)) return rc;
+}  // namespace
+
+int LaunchW4GemvMagic(const W4Args& g, cudaStream_t s) {
   // 16-byte loads need rows of whole chunks (K % 32 == 0) and aligned bases.
   if (g.k % 32 != 0 || !cuda::Aligned16(g.a) || !cuda::Aligned16(g.w)) return LaunchV2(g, s);
   const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, kWarps));
@@ -203,6 +199,16 @@ int RunV3(const Problem& p, std::span<const Tensor> t, void* stream) {
     KB_LAUNCH_CHECK();
     return 0;
   });
+}
+
+namespace {
+
+int RunV3(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const W4Args g = ArgsOf(p, t);
+  const cudaStream_t s = cuda::AsStream(stream);
+  int rc = 0;
+  if (HandleDegenerate(g, s, &rc)) return rc;
+  return LaunchW4GemvMagic(g, s);
 }
 
 std::string SkipGemv(const Problem& p) {

@@ -5,7 +5,8 @@
 //     disassembler spells the 8-bit form QGMMA.64x128x32.F32.E4M3.E4M3; a kernel that fell back to
 //     its empty stub, or to bf16, has none), TMA loads and stores, and no local-memory spills;
 //   - GemvMagic (cuda_v3_gemv_magic) dequantizes with LOP3 into bf16 pairs and subtracts the zero
-//     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills.
+//     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
+//   - GemvMma (cuda_v4_mma_gemv) multiplies on the tensor cores (HMMA), without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the
 // environment override them, for a bundle).
 #include <cstdio>
@@ -118,6 +119,15 @@ TEST(QgemmSass, MagicGemvDequantizesWithLop3AndPackedBf16) {
     for (const auto& [fn, text] : Kernels(arch, "GemvMagic")) {
       EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
       EXPECT_TRUE(HasLineWith(text, "HADD2.BF16", "") || HasLineWith(text, "HFMA2.BF16", "")) << arch << " " << fn << ": no packed bf16 subtraction";
+      ExpectNoSpills(fn, text);
+    }
+}
+
+TEST(QgemmSass, MmaGemvUsesHmmaWithoutSpills) {
+  for (const char* arch : {"sm_80", "sm_90a"})
+    for (const auto& [fn, text] : Kernels(arch, "GemvMma")) {
+      EXPECT_NE(text.find("HMMA"), std::string::npos) << arch << " " << fn;
+      EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
       ExpectNoSpills(fn, text);
     }
 }
