@@ -4,7 +4,7 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests custom leak gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests qgemmtests abtests memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -30,7 +30,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests abtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests qgemmtests abtests memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -110,6 +110,15 @@ for phase in $phases; do
         { rc=$?; fail "$phase: gemm_sass_test exited $rc"; }
       tail -3 "$out/gemm_sass_test.log" | tee -a "$out/run.log"
       check gtest "$out/gemm_sass_test.xml" || fail "$phase: gemm_sass_test has failed or skipped tests"
+      ;;
+    qgemmtests)  # the quantized GEMMs (kernels/quant: w4a16_gemm, fp8_gemm) and their torch peers
+      t=$bundle/tests/qgemm_gpu_test
+      log "test $(basename "$t")"
+      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
+      python3 "$here/qgemm_peers.py" --samples 20 >"$out/qgemm_peers.log" 2>&1 || fail "$phase: qgemm_peers.py failed"
       ;;
     customtests)  # custom kernels (worker/custom) through a kbench-runner child of this bundle
       t=$bundle/tests/custom_gpu_test
