@@ -14,5 +14,6 @@
   X(MakeLayernormOp)     /* reduction/layernorm/       */ \
   X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */ \
   X(MakeW4a16GemmOp)     /* quant/w4a16_gemm/          */ \
-  X(MakeFp8GemmOp)       /* quant/fp8_gemm/            */
+  X(MakeFp8GemmOp)       /* quant/fp8_gemm/            */ \
+  X(MakeFp8GemmBlockOp)  /* quant/fp8_gemm/ (block scales) */
 // clang-format on

@@ -1,4 +1,5 @@
-// The quantized GEMMs (kernels/quant/w4a16_gemm, kernels/quant/fp8_gemm) on a GPU.
+// The quantized GEMMs (kernels/quant/w4a16_gemm, kernels/quant/fp8_gemm: fp8_gemm and its block-scaled
+// form fp8_gemm_block) on a GPU.
 //
 //   QgemmVariantTest.MatchesCpuReference (one test per CUDA variant of the two ops): the small and
 //     edge presets (K off the group, M = 1, 3, 16, 129, N = 2112, K % 16 != 0) and shapes that reach
@@ -39,7 +40,9 @@ const OpDef& Op(const std::string& name) {
 }
 
 Problem Shape(const OpDef& op, int64_t m, int64_t n, int64_t k) {
-  Problem p = op.name == "w4a16_gemm" ? MakeProblem(op, {m, n, k, W4Words(k), W4Groups(k)}) : MakeProblem(op, {m, n, k});
+  Problem p = op.name == "w4a16_gemm"       ? MakeProblem(op, {m, n, k, W4Words(k), W4Groups(k)})
+              : op.name == "fp8_gemm_block" ? MakeProblem(op, {m, n, k, (k + 127) / 128, (n + 127) / 128})
+                                            : MakeProblem(op, {m, n, k});
   p.dtype = op.dtypes.at(0);
   return p;
 }
@@ -60,7 +63,8 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
   } else {
     // Whole tiles; K % 128 != 0; K shorter than one k tile; 9 x 20 tiles (more than the SMs, so
     // persistent blocks take a second tile); N = 2112 at a decode-sized M.
-    for (auto [m, n, k] : {std::tuple{256, 256, 256}, {257, 520, 1008}, {130, 136, 32}, {1100, 2560, 144}, {64, 2112, 1024}})
+    for (auto [m, n, k] :
+         {std::tuple{256, 256, 256}, {257, 520, 1008}, {130, 136, 32}, {1100, 2560, 144}, {64, 2112, 1024}})
       out.push_back(Shape(op, m, n, k));
   }
   return out;
@@ -73,7 +77,7 @@ struct Case {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (const char* name : {"w4a16_gemm", "fp8_gemm"}) {
+  for (const char* name : {"w4a16_gemm", "fp8_gemm", "fp8_gemm_block"}) {
     const OpDef* op = BuiltinRegistry().Find(name);
     if (op == nullptr) continue;
     for (const Variant* v : CudaVariants(*op)) cases.push_back({op, v});
@@ -94,7 +98,7 @@ TEST_P(QgemmVariantTest, MatchesCpuReference) {
   KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef& op = *GetParam().op;
   const Variant& v = *GetParam().variant;
-  const bool offset_trial = !(op.name == "fp8_gemm" && v.name == "cublaslt_fp8");
+  const bool offset_trial = v.name.rfind("cublaslt_fp8", 0) != 0;  // the library needs 16-byte alignment
   int ran = 0, skipped = 0;
   for (const Problem& p : CheckedProblems(op)) {
     for (uint64_t seed = 1; seed <= 3; ++seed) {
@@ -164,14 +168,16 @@ std::string CheckAgainstDeviceReference(const OpDef& op, const Problem& p, int* 
   std::vector<double> want(static_cast<size_t>(c.numel)), actual(static_cast<size_t>(c.numel));
   {
     double* ref = nullptr;
-    if (cudaError_t e = cudaMalloc(&ref, want.size() * sizeof(double)); e != cudaSuccess) return "cudaMalloc ref: " + CudaText(e);
+    if (cudaError_t e = cudaMalloc(&ref, want.size() * sizeof(double)); e != cudaSuccess)
+      return "cudaMalloc ref: " + CudaText(e);
     double* outs[1] = {ref};
     const std::vector<Tensor> inputs(d.device.begin(), d.device.end() - 1);
     const int rc = op.gpu_reference(p, inputs, outs, nullptr);
     const cudaError_t sync = cudaDeviceSynchronize();
     cudaMemcpy(want.data(), ref, want.size() * sizeof(double), cudaMemcpyDeviceToHost);
     cudaFree(ref);
-    if (rc != 0 || sync != cudaSuccess) return "gpu_reference failed: " + CudaText(rc != 0 ? static_cast<cudaError_t>(rc) : sync);
+    if (rc != 0 || sync != cudaSuccess)
+      return "gpu_reference failed: " + CudaText(rc != 0 ? static_cast<cudaError_t>(rc) : sync);
   }
   const Tolerance tol = ToleranceFor(op, p);
   std::string failures;
@@ -184,7 +190,8 @@ std::string CheckAgainstDeviceReference(const OpDef& op, const Problem& p, int* 
       failures += "\n  " + v->name + ": run_cuda " + CudaText(static_cast<cudaError_t>(rc));
       continue;
     }
-    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return failures + "\n  " + v->name + ": " + CudaText(e);
+    if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
+      return failures + "\n  " + v->name + ": " + CudaText(e);
     cudaMemcpy(got.data(), c.data, got.size() * 2, cudaMemcpyDeviceToHost);
     for (size_t i = 0; i < got.size(); ++i) actual[i] = Bf16ToFloat(got[i]);
     const CompareResult r = Compare(actual, want, tol);
@@ -192,9 +199,9 @@ std::string CheckAgainstDeviceReference(const OpDef& op, const Problem& p, int* 
     std::printf("  %-26s %-28s max abs %.3g (atol %.3g), rel L2 %.3g, %lld mismatches\n", v->name.c_str(),
                 p.label().c_str(), r.max_abs_error, tol.atol, r.rel_l2_error, static_cast<long long>(r.mismatches));
     if (!r.passed)
-      failures += "\n  " + v->name + ": " + std::to_string(r.mismatches) + " mismatches, " + std::to_string(r.non_finite) +
-                  " non-finite, max abs error " + std::to_string(r.max_abs_error) + " (atol " + std::to_string(tol.atol) +
-                  "), first at " + std::to_string(r.first_mismatch) + ": got " +
+      failures += "\n  " + v->name + ": " + std::to_string(r.mismatches) + " mismatches, " +
+                  std::to_string(r.non_finite) + " non-finite, max abs error " + std::to_string(r.max_abs_error) +
+                  " (atol " + std::to_string(tol.atol) + "), first at " + std::to_string(r.first_mismatch) + ": got " +
                   std::to_string(actual[r.first_mismatch]) + ", expected " + std::to_string(want[r.first_mismatch]);
   }
   return failures;
@@ -206,9 +213,11 @@ TEST(QgemmLarge, MatchesDeviceReference) {
     const char* op;
     int64_t m, n, k;
   };
-  const Item items[] = {{"w4a16_gemm", 1, 14336, 4096},  {"w4a16_gemm", 16, 14336, 4096}, {"w4a16_gemm", 8, 4096, 14336},
-                        {"w4a16_gemm", 64, 4096, 14336}, {"w4a16_gemm", 4096, 4096, 4096}, {"fp8_gemm", 4096, 4096, 4096},
-                        {"fp8_gemm", 4096, 2112, 7168}};
+  const Item items[] = {{"w4a16_gemm", 1, 14336, 4096},       {"w4a16_gemm", 16, 14336, 4096},
+                        {"w4a16_gemm", 8, 4096, 14336},       {"w4a16_gemm", 64, 4096, 14336},
+                        {"w4a16_gemm", 4096, 4096, 4096},     {"fp8_gemm", 4096, 4096, 4096},
+                        {"fp8_gemm", 4096, 2112, 7168},       {"fp8_gemm_block", 4096, 4096, 4096},
+                        {"fp8_gemm_block", 4096, 2112, 7168}, {"fp8_gemm_block", 129, 2112, 7168}};
   int checked = 0;
   for (const Item& it : items) {
     const OpDef& op = Op(it.op);
@@ -220,7 +229,7 @@ TEST(QgemmLarge, MatchesDeviceReference) {
 
 TEST(QgemmDeviceReference, MatchesCpuReference) {
   KBENCH_REQUIRE_GPU_OR_SKIP();
-  for (const char* name : {"w4a16_gemm", "fp8_gemm"}) {
+  for (const char* name : {"w4a16_gemm", "fp8_gemm", "fp8_gemm_block"}) {
     const OpDef& op = Op(name);
     ASSERT_TRUE(op.gpu_reference) << name;
     for (const Problem& p : CheckedProblems(op)) {
@@ -241,7 +250,8 @@ TEST(QgemmDeviceReference, MatchesCpuReference) {
       op.reference(p, d.host_inputs, cpu);
       ASSERT_EQ(cpu.at(0).size(), dev.size());
       for (size_t i = 0; i < dev.size(); ++i)
-        ASSERT_NEAR(dev[i], cpu[0][i], 1e-12 * (1 + std::fabs(cpu[0][i]))) << name << " " << p.label() << " element " << i;
+        ASSERT_NEAR(dev[i], cpu[0][i], 1e-12 * (1 + std::fabs(cpu[0][i])))
+            << name << " " << p.label() << " element " << i;
     }
   }
 }
@@ -260,6 +270,12 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
       p.dtype = Dtype::kFP8E4M3;
       EXPECT_EQ(fp8.find_variant("cublaslt_fp8")->skip_reason(p), "") << p.label();
       if (cc == 90) EXPECT_EQ(fp8.find_variant("cuda_wgmma_fp8")->skip_reason(p), "") << p.label();
+    }
+  const OpDef& block = Op("fp8_gemm_block");
+  for (const char* preset : {"canonical", "prefill", "ci"})
+    for (Problem p : block.find_preset(preset)->problems) {
+      p.dtype = Dtype::kFP8E4M3;
+      if (cc == 90) EXPECT_EQ(block.find_variant("cuda_wgmma_fp8")->skip_reason(p), "") << p.label();
     }
   const OpDef& w4 = Op("w4a16_gemm");
   for (Problem p : w4.find_preset("decode")->problems) {

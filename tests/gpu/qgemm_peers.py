@@ -54,9 +54,11 @@ def fp8_peers(samples, flush):
     for m, n, k in FP8_SHAPES:
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
-        fn = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=False)
+        fn = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                      use_fast_accum=False)
         out[("fp8_gemm", m, n, k)] = ("torch._scaled_mm", time_us(fn, samples, flush))
-        fast = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True)
+        fast = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                        use_fast_accum=True)
         out[("fp8_gemm_fast", m, n, k)] = ("torch._scaled_mm fast_accum", time_us(fast, samples, flush))
         del a, b
     return out

@@ -5,6 +5,10 @@
 //                 shape and alignment, a 32 MiB workspace, plans cached per shape. FAST_ACCUM is off
 //                 (its default, what torch._scaled_mm uses unless asked): the library promotes the
 //                 tensor cores' reduced-precision FP8 partial sums into fp32, as the wgmma rung does.
+//   cublaslt_fp8_block (fp8_gemm_block)  the same call with CUBLASLT_MATMUL_DESC_{A,B}_SCALE_MODE set to
+//                 BLK128x128_32F for the weights and VEC128_32F for the activations (cuBLAS 12.9+ on
+//                 Hopper); where the library has no kernel for a shape the run returns cudaErrorNotSupported,
+//                 which the harness reports for that shape.
 // cuBLASLt's FP8 kernels take only the "TN" layout: Lt's A transposed and B not. Row-major C[M,N] =
 // A B^T is column-major C^T[N,M] = B A^T, so Lt's A is our B (column-major K x N, op T) and Lt's B is
 // our A (column-major K x M, op N): exactly the K-major storage of both operands, no copy. The
@@ -29,14 +33,15 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 int LtError(cublasStatus_t s) {
   if (s == CUBLAS_STATUS_SUCCESS) return 0;
   if (s == CUBLAS_STATUS_ALLOC_FAILED) return static_cast<int>(cudaErrorMemoryAllocation);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH) return static_cast<int>(cudaErrorNotSupported);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
+    return static_cast<int>(cudaErrorNotSupported);
   if (s == CUBLAS_STATUS_INVALID_VALUE) return static_cast<int>(cudaErrorInvalidValue);
   return static_cast<int>(cudaErrorUnknown);
 }
 
-#define KB_LT_TRY(expr)                                                       \
-  do {                                                                        \
-    if (const int kb_e_ = LtError(expr); kb_e_ != 0) return kb_e_;            \
+#define KB_LT_TRY(expr)                                            \
+  do {                                                             \
+    if (const int kb_e_ = LtError(expr); kb_e_ != 0) return kb_e_; \
   } while (0)
 
 struct Plan {
@@ -49,7 +54,7 @@ struct DeviceLt {
   std::mutex mu;
   cublasLtHandle_t lt = nullptr;
   void* workspace = nullptr;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Plan> plans;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Plan> plans;
 };
 
 int GetLt(DeviceLt** out) {
@@ -78,6 +83,13 @@ int MakePlan(DeviceLt* d, const Fp8Args& g, Plan* plan) {
   KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
   const int8_t fast_accum = 0;
   KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof(fast_accum)));
+  if (g.k_blocks > 0) {
+    // Lt's A is our B (weights): one scale per 128x128 block; Lt's B is our A: one per 128 k of a row.
+    const int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+                  b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)));
+    KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)));
+  }
   KB_LT_TRY(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_8F_E4M3, g.k, g.n, g.k));
   KB_LT_TRY(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_8F_E4M3, g.k, g.m, g.k));
   KB_LT_TRY(cublasLtMatrixLayoutCreate(&plan->c, CUDA_R_16BF, g.n, g.m, g.n));
@@ -88,13 +100,17 @@ int MakePlan(DeviceLt* d, const Fp8Args& g, Plan* plan) {
     ~Guard() { cublasLtMatmulPreferenceDestroy(p); }
   } guard{pref};
   const uint64_t workspace = kWorkspaceBytes;
-  KB_LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
+  KB_LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                 sizeof(workspace)));
   // The scale pointers must be set before the heuristic: it picks kernels that apply them.
-  KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g.scale_b, sizeof(g.scale_b)));
-  KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g.scale_a, sizeof(g.scale_a)));
+  KB_LT_TRY(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g.scale_b, sizeof(g.scale_b)));
+  KB_LT_TRY(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g.scale_a, sizeof(g.scale_a)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  KB_LT_TRY(cublasLtMatmulAlgoGetHeuristic(d->lt, plan->op, plan->a, plan->b, plan->c, plan->c, pref, 1, &result, &found));
+  KB_LT_TRY(
+      cublasLtMatmulAlgoGetHeuristic(d->lt, plan->op, plan->a, plan->b, plan->c, plan->c, pref, 1, &result, &found));
   if (found == 0) return static_cast<int>(cudaErrorNotSupported);
   plan->algo = result.algo;
   return 0;
@@ -110,7 +126,7 @@ int RunLtFp8(const Problem& p, std::span<const Tensor> t, void* stream) {
   DeviceLt* d = nullptr;
   if (const int e = GetLt(&d); e != 0) return e;
   std::lock_guard<std::mutex> lock(d->mu);
-  const auto key = std::make_tuple(g.m, g.n, g.k);
+  const auto key = std::make_tuple(g.m, g.n, g.k, g.k_blocks > 0);
   auto it = d->plans.find(key);
   if (it == d->plans.end()) {
     Plan plan;
@@ -118,11 +134,13 @@ int RunLtFp8(const Problem& p, std::span<const Tensor> t, void* stream) {
     it = d->plans.emplace(key, plan).first;
   }
   Plan& plan = it->second;
-  KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g.scale_b, sizeof(g.scale_b)));
-  KB_LT_TRY(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g.scale_a, sizeof(g.scale_a)));
+  KB_LT_TRY(
+      cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g.scale_b, sizeof(g.scale_b)));
+  KB_LT_TRY(
+      cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g.scale_a, sizeof(g.scale_a)));
   const float alpha = 1.0f, beta = 0.0f;
-  KB_LT_TRY(cublasLtMatmul(d->lt, plan.op, &alpha, g.b, plan.a, g.a, plan.b, &beta, g.c, plan.c, g.c, plan.c, &plan.algo,
-                           d->workspace, kWorkspaceBytes, s));
+  KB_LT_TRY(cublasLtMatmul(d->lt, plan.op, &alpha, g.b, plan.a, g.a, plan.b, &beta, g.c, plan.c, g.c, plan.c,
+                           &plan.algo, d->workspace, kWorkspaceBytes, s));
   return 0;
 }
 
@@ -130,8 +148,8 @@ std::string SkipLtFp8(const Problem& p) {
   for (const char* dim : {"M", "N", "K"})
     if (p.dim(dim) > INT32_MAX) return std::string(dim) + " exceeds 2^31-1";
   if (p.dim("K") % 16 != 0 || p.dim("N") % 16 != 0)
-    return "cuBLASLt FP8 needs K and N multiples of 16 (16-byte leading dimensions); K = " + std::to_string(p.dim("K")) +
-           ", N = " + std::to_string(p.dim("N"));
+    return "cuBLASLt FP8 needs K and N multiples of 16 (16-byte leading dimensions); K = " +
+           std::to_string(p.dim("K")) + ", N = " + std::to_string(p.dim("N"));
   return "";
 }
 
@@ -139,10 +157,12 @@ std::vector<LaunchInfo> NoOwnKernels(const Problem&) { return {}; }
 
 }  // namespace
 
-void AddFp8CublasLtVariant(OpDef& op) {
+void AddFp8CublasLtVariant(OpDef& op, bool block) {
   op.variants.push_back({
-      .name = "cublaslt_fp8",
-      .description = "cuBLASLt FP8 E4M3 matmul (TN), per-tensor scale pointers, bf16 out, fp32 accumulation.",
+      .name = block ? "cublaslt_fp8_block" : "cublaslt_fp8",
+      .description =
+          block ? "cuBLASLt FP8 E4M3 matmul (TN) with VEC128 activation and BLK128x128 weight scales, bf16 out."
+                : "cuBLASLt FP8 E4M3 matmul (TN), per-tensor scale pointers, bf16 out, fp32 accumulation.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kFP8E4M3},
       .min_compute_capability = 89,

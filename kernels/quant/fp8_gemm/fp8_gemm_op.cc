@@ -6,13 +6,12 @@
 //
 // Beside this file: the CUDA ladder (fp8_gemm_cuda.cu: the fp64 device reference, the SIMT rung and
 // the cuBLASLt baseline; fp8_gemm_wgmma.cu: the sm_90a wgmma rung).
-#include "quant/fp8_gemm/fp8_gemm.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "core/cpu/variant.h"
+#include "quant/fp8_gemm/fp8_gemm.h"
 
 namespace kbench::kernels {
 namespace {
@@ -35,7 +34,8 @@ void Fp8GemmReference(const Problem& p, std::span<const Tensor> in, std::vector<
   out.resize(1);
   out[0].assign(static_cast<size_t>(std::max<int64_t>(m * n, 0)), 0.0);
   const double scale = LoadAsDouble(in[2].data, in[2].dtype, 0) * LoadAsDouble(in[3].data, in[3].dtype, 0);
-  std::vector<double> a(static_cast<size_t>(std::max<int64_t>(m * k, 0))), b(static_cast<size_t>(std::max<int64_t>(n * k, 0)));
+  std::vector<double> a(static_cast<size_t>(std::max<int64_t>(m * k, 0))),
+      b(static_cast<size_t>(std::max<int64_t>(n * k, 0)));
   for (int64_t i = 0; i < m * k; ++i) a[i] = LoadAsDouble(in[0].data, in[0].dtype, i);
   for (int64_t i = 0; i < n * k; ++i) b[i] = LoadAsDouble(in[1].data, in[1].dtype, i);
   for (int64_t i = 0; i < m; ++i)
@@ -64,7 +64,8 @@ void RunCpuNaive(const Problem& p, std::span<const Tensor> t) {
 
 std::string SkipCpuNaive(const Problem& p) {
   const double flops = 2.0 * p.dim("M") * p.dim("N") * p.dim("K");
-  if (flops > 2e10) return "the naive CPU rung would take minutes (" + std::to_string(flops / 1e9) + " GFLOP; limit 20)";
+  if (flops > 2e10)
+    return "the naive CPU rung would take minutes (" + std::to_string(flops / 1e9) + " GFLOP; limit 20)";
   return "";
 }
 

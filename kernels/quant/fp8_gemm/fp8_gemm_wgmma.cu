@@ -9,6 +9,9 @@
 //     registers on the CUDA cores, as cuBLASLt without FAST_ACCUM and DeepSeek's kernels do. That
 //     needs a second set of accumulators, so a consumer holds 64x128 (2 x 64 floats) rather than the
 //     bf16 rung's 64x256.
+//   - Block scales (fp8_gemm_block, DeepSeek-V3's recipe): the promotion multiplies each 128-k tile's
+//     partial sums by scale_a of its row and k block times scale_b of its 128x128 weight block, so
+//     they cost nothing but two scalar loads and an FMA instead of an add a k tile.
 //   - The epilogue multiplies by scale_a * scale_b (read once from the device scalars) before
 //     rounding to bf16; it goes out through 64x64 swizzled shared-memory boxes and TMA stores as in the
 //     bf16 rung.
@@ -45,11 +48,11 @@ constexpr int kBM = 128, kBN = 128, kBK = 128;  // kBK in elements = bytes
 constexpr int kStages = 6;
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kABytes = kBM * kBK;               // 16 KiB: 128 rows of 128 bytes
-constexpr int kBBytes = kBN * kBK;               // 16 KiB
-constexpr int kStageBytes = kABytes + kBBytes;   // 32 KiB
-constexpr int kCBox = 64;                        // C store box: 64 x 64 bf16
-constexpr int kCBoxBytes = kCBox * kCBox * 2;    // 8 KiB; two a consumer, stored in turn
+constexpr int kABytes = kBM * kBK;              // 16 KiB: 128 rows of 128 bytes
+constexpr int kBBytes = kBN * kBK;              // 16 KiB
+constexpr int kStageBytes = kABytes + kBBytes;  // 32 KiB
+constexpr int kCBox = 64;                       // C store box: 64 x 64 bf16
+constexpr int kCBoxBytes = kCBox * kCBox * 2;   // 8 KiB; two a consumer, stored in turn
 constexpr int kCBytes = kConsumers * 2 * kCBoxBytes;
 constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "stages and C boxes must fit an SM's shared memory");
@@ -80,18 +83,20 @@ __device__ __forceinline__ void WgmmaM64N128K32E4m3(float (&d)[64], uint64_t des
       "setp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
       "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
       "}, "
       "%64, %65, p, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
@@ -107,7 +112,7 @@ __device__ __forceinline__ void Pin(float (&d)[64]) {
 __global__ void __launch_bounds__(kThreads, 1)
     Fp8GemmWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
                  const __grid_constant__ CUtensorMap tma_c, const float* __restrict__ scale_a,
-                 const float* __restrict__ scale_b, int m, int n, int k) {
+                 const float* __restrict__ scale_b, int m, int n, int k, int k_blocks) {
 #if KB_GEMM_SM90A
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
@@ -151,7 +156,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::SetMaxNRegInc<kConsumerRegs>();
     const int consumer = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const float scale = *scale_a * *scale_b;
+    // Per-tensor: one factor in the epilogue. Block scales (k_blocks > 0): each k tile's partial sums
+    // are promoted with scale_a of their row and 128-k block times scale_b of the tile's 128x128
+    // block (the block tile is exactly one 128-column block of B), and the epilogue multiplies by 1.
+    const float scale = k_blocks > 0 ? 1.0f : *scale_a * *scale_b;
+    const int r0 = warp * 16 + lane / 4;  // and r0 + 8: this thread's accumulator rows in its 64
     float acc[64], part[64];
     int stage = 0;
     uint32_t phase = 0;
@@ -176,11 +185,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
         if (++stage == kStages) stage = 0, phase ^= 1;
         // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
+        if (k_blocks > 0) {
+          const int row = tm * kBM + consumer * 64 + r0;
+          const float sb = scale_b[static_cast<int64_t>(tn) * k_blocks + kt];
+          const float s0 = scale_a[static_cast<int64_t>(kt) * m + min(row, m - 1)] * sb;
+          const float s1 = scale_a[static_cast<int64_t>(kt) * m + min(row + 8, m - 1)] * sb;
 #pragma unroll
-        for (int i = 0; i < 64; ++i) acc[i] += part[i];
+          for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], acc[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < 64; ++i) acc[i] += part[i];
+        }
       }
       const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
-      const int r0 = warp * 16 + lane / 4;
 #pragma unroll
       for (int q = 0; q < kBN / kCBox; ++q) {
         const uint32_t box = boxes + q * kCBoxBytes;
@@ -216,7 +233,8 @@ EncodeTiledFn EncodeTiled() {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
 #else
     const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
 #endif
@@ -235,9 +253,9 @@ int EncodeMap(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* 
   const cuuint64_t strides[1] = {cols * elem};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = encode(map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode(map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
 
@@ -250,14 +268,16 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
   CUtensorMap map_a, map_b, map_c;
   if (const int e = EncodeMap(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g.a, g.m, g.k, kBM, kBK); e != 0) return e;
   if (const int e = EncodeMap(&map_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g.b, g.n, g.k, kBN, kBK); e != 0) return e;
-  if (const int e = EncodeMap(&map_c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g.c, g.m, g.n, kCBox, kCBox); e != 0) return e;
+  if (const int e = EncodeMap(&map_c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g.c, g.m, g.n, kCBox, kCBox); e != 0)
+    return e;
   int sms = 0;
   KB_CUDA_TRY(cuda::SmCount(&sms));
   const int64_t tiles = cuda::CeilDiv(g.m, kBM) * cuda::CeilDiv(g.n, kBN);
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(&Fp8GemmWgmma), kSmemBytes));
   Fp8GemmWgmma<<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, g.scale_a, g.scale_b, static_cast<int>(g.m),
-                                                  static_cast<int>(g.n), static_cast<int>(g.k));
+                                                  static_cast<int>(g.n), static_cast<int>(g.k),
+                                                  static_cast<int>(g.k_blocks));
   KB_LAUNCH_CHECK();
   return 0;
 }
@@ -272,7 +292,8 @@ std::string SkipWgmma(const Problem& p) {
   if (cc == 0) return why;
   if (cc != 90)
     return "needs an sm_90 (Hopper) device: FP8 wgmma, TMA and setmaxnreg are built only as sm_90a machine code; "
-           "this device is " + std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+           "this device is " +
+           std::to_string(cc / 10) + "." + std::to_string(cc % 10);
   return "";
 }
 

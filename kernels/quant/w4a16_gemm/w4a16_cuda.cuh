@@ -24,8 +24,11 @@ struct W4Args {
 };
 
 inline W4Args ArgsOf(const Problem& p, std::span<const Tensor> t) {
-  return W4Args{t[0].data, static_cast<const uint32_t*>(t[1].data), t[2].data, t[3].data, t[4].data, t[5].data,
-                p.dim("M"), p.dim("N"), p.dim("K")};
+  return W4Args{t[0].data,  static_cast<const uint32_t*>(t[1].data),
+                t[2].data,  t[3].data,
+                t[4].data,  t[5].data,
+                p.dim("M"), p.dim("N"),
+                p.dim("K")};
 }
 
 // M or N = 0: nothing to write; K = 0: C is all zeros. Returns true, with *rc set, when handled.
@@ -50,9 +53,9 @@ int CublasBf16Nt(const void* a, const void* b, void* c, int64_t m, int64_t n, in
 int LaunchW4GemvDequant(const W4Args& g, cudaStream_t s);
 int LaunchW4GemvMagic(const W4Args& g, cudaStream_t s);
 
-void AddW4a16DequantVariants(OpDef& op);  // w4a16_gemm_cuda.cu: cuda_v1_dequant_then_gemm
-void AddW4a16GemvVariants(OpDef& op);     // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic
-void AddW4a16MmaGemvVariant(OpDef& op);   // w4a16_mma_gemv.cu: cuda_v4_mma_gemv
-void AddW4a16BaselineVariants(OpDef& op); // w4a16_gemm_cuda.cu: cublas_bf16
+void AddW4a16DequantVariants(OpDef& op);   // w4a16_gemm_cuda.cu: cuda_v1_dequant_then_gemm
+void AddW4a16GemvVariants(OpDef& op);      // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic
+void AddW4a16MmaGemvVariant(OpDef& op);    // w4a16_mma_gemv.cu: cuda_v4_mma_gemv
+void AddW4a16BaselineVariants(OpDef& op);  // w4a16_gemm_cuda.cu: cublas_bf16
 
 }  // namespace kbench::kernels::w4a16

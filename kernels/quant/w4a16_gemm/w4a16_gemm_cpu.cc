@@ -31,15 +31,16 @@ void RunCpu(const Problem& p, std::span<const Tensor> t) {
 
 std::string SkipCpu(const Problem& p) {
   const double flops = 2.0 * p.dim("M") * p.dim("N") * p.dim("K");
-  if (flops > 2e10) return "the naive CPU rung would take minutes (" + std::to_string(flops / 1e9) + " GFLOP; limit 20)";
+  if (flops > 2e10)
+    return "the naive CPU rung would take minutes (" + std::to_string(flops / 1e9) + " GFLOP; limit 20)";
   return "";
 }
 
 }  // namespace
 
 void AddW4a16GemmCpuVariants(OpDef& op) {
-  Variant v = cpu::MakeCpuVariant(op, "cpu_naive", "Dequantize a weight row to f32, then f32 dot products with every row of A.",
-                                  RunCpu, SkipCpu);
+  Variant v = cpu::MakeCpuVariant(
+      op, "cpu_naive", "Dequantize a weight row to f32, then f32 dot products with every row of A.", RunCpu, SkipCpu);
   v.dtypes = {Dtype::kBF16};
   op.variants.push_back(std::move(v));
 }

@@ -31,7 +31,8 @@ constexpr size_t kCublasWorkspace = size_t{32} << 20;
 int BlasError(cublasStatus_t s) {
   if (s == CUBLAS_STATUS_SUCCESS) return 0;
   if (s == CUBLAS_STATUS_ALLOC_FAILED) return static_cast<int>(cudaErrorMemoryAllocation);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH) return static_cast<int>(cudaErrorNotSupported);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH)
+    return static_cast<int>(cudaErrorNotSupported);
   if (s == CUBLAS_STATUS_INVALID_VALUE) return static_cast<int>(cudaErrorInvalidValue);
   return static_cast<int>(cudaErrorUnknown);
 }
@@ -88,7 +89,8 @@ namespace {
 __global__ void DequantToBf16(const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
                               const bf16* __restrict__ zeros, bf16* __restrict__ out, int64_t n, int64_t k) {
   const int64_t words = k / kW4PerWord, groups = (k + kW4Group - 1) / kW4Group;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n * words; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n * words;
+       i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t row = i / words, word = i % words;
     const uint32_t packed = w[i];
     const int64_t g = row * groups + word * kW4PerWord / kW4Group;
@@ -119,7 +121,7 @@ int RunDequantThenGemm(const Problem& p, std::span<const Tensor> t, void* stream
   unsigned grid = 0;
   KB_CUDA_TRY(cuda::WaveGrid(g.n * (g.k / kW4PerWord), 256, 8, &grid));
   DequantToBf16<<<grid, 256, 0, s>>>(g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
-                                      static_cast<bf16*>(deq), g.n, g.k);
+                                     static_cast<bf16*>(deq), g.n, g.k);
   KB_LAUNCH_CHECK();
   return CublasBf16Nt(g.a, deq, g.c, g.m, g.n, g.k, s);
 }
@@ -132,7 +134,9 @@ int RunBaseline(const Problem& p, std::span<const Tensor> t, void* stream) {
   return CublasBf16Nt(g.a, g.w_bf16, g.c, g.m, g.n, g.k, s);
 }
 
-std::vector<LaunchInfo> LaunchesDequant(const Problem&) { return {{"DequantToBf16", (const void*)&DequantToBf16, 256, 0}}; }
+std::vector<LaunchInfo> LaunchesDequant(const Problem&) {
+  return {{"DequantToBf16", (const void*)&DequantToBf16, 256, 0}};
+}
 std::vector<LaunchInfo> NoOwnKernels(const Problem&) { return {}; }
 
 // ---- fp64 device reference ----------------------------------------------------------------------
@@ -140,7 +144,7 @@ constexpr int kRefTile = 16;
 
 // Block (16, 16), one thread per C element of a 16x16 tile, the weights dequantized in the tile loads
 // exactly as the CPU reference does; summed in ascending k like it, so the two agree to rounding.
-__global__ void __launch_bounds__(kRefTile * kRefTile)
+__global__ void __launch_bounds__(kRefTile* kRefTile)
     W4a16ReferenceF64(const bf16* __restrict__ a, const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
                       const bf16* __restrict__ zeros, double* __restrict__ c, int64_t m, int64_t n, int64_t k) {
   __shared__ double as[kRefTile][kRefTile];

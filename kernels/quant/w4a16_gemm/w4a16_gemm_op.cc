@@ -128,7 +128,9 @@ OpDef W4a16GemmDefinition() {
   op.tolerance = [](Dtype) { return W4Tolerance(kDefaultToleranceK); };
   op.problem_tolerance = [](const Problem& p) { return W4Tolerance(static_cast<double>(p.dim("K"))); };
   op.validate = Validate;
-  const auto mnk = [&op](int64_t m, int64_t n, int64_t k) { return MakeProblem(op, {m, n, k, W4Words(k), W4Groups(k)}); };
+  const auto mnk = [&op](int64_t m, int64_t n, int64_t k) {
+    return MakeProblem(op, {m, n, k, W4Words(k), W4Groups(k)});
+  };
   const std::pair<int64_t, int64_t> shapes[] = {{4096, 4096}, {14336, 4096}, {4096, 14336}};
   Preset decode{"decode", {}}, prefill{"prefill", {}};
   for (int64_t m : {1, 16, 64})

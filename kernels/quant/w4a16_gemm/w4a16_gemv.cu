@@ -136,27 +136,45 @@ template <bool kUpTo16 = false, typename F>
 int WithM(int64_t m, F&& f) {
   if constexpr (kUpTo16) {
     switch (m) {
-      case 9: return f(std::integral_constant<int, 9>{});
-      case 10: return f(std::integral_constant<int, 10>{});
-      case 11: return f(std::integral_constant<int, 11>{});
-      case 12: return f(std::integral_constant<int, 12>{});
-      case 13: return f(std::integral_constant<int, 13>{});
-      case 14: return f(std::integral_constant<int, 14>{});
-      case 15: return f(std::integral_constant<int, 15>{});
-      case 16: return f(std::integral_constant<int, 16>{});
-      default: break;
+      case 9:
+        return f(std::integral_constant<int, 9>{});
+      case 10:
+        return f(std::integral_constant<int, 10>{});
+      case 11:
+        return f(std::integral_constant<int, 11>{});
+      case 12:
+        return f(std::integral_constant<int, 12>{});
+      case 13:
+        return f(std::integral_constant<int, 13>{});
+      case 14:
+        return f(std::integral_constant<int, 14>{});
+      case 15:
+        return f(std::integral_constant<int, 15>{});
+      case 16:
+        return f(std::integral_constant<int, 16>{});
+      default:
+        break;
     }
   }
   switch (m) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 5: return f(std::integral_constant<int, 5>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 7: return f(std::integral_constant<int, 7>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    default: return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 5:
+      return f(std::integral_constant<int, 5>{});
+    case 6:
+      return f(std::integral_constant<int, 6>{});
+    case 7:
+      return f(std::integral_constant<int, 7>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    default:
+      return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   }
 }
 
@@ -166,9 +184,9 @@ int WithM(int64_t m, F&& f) {
 int LaunchW4GemvDequant(const W4Args& g, cudaStream_t s) {
   const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, kWarps));
   return WithM<true>(g.m, [&](auto m) {
-    GemvDequant<decltype(m)::value><<<grid, kThreads, 0, s>>>(
-        static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
-        static_cast<bf16*>(g.c), g.n, g.k);
+    GemvDequant<decltype(m)::value>
+        <<<grid, kThreads, 0, s>>>(static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales),
+                                   static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c), g.n, g.k);
     KB_LAUNCH_CHECK();
     return 0;
   });
@@ -193,9 +211,9 @@ int LaunchW4GemvMagic(const W4Args& g, cudaStream_t s) {
   if (g.k % 32 != 0 || !cuda::Aligned16(g.a) || !cuda::Aligned16(g.w)) return LaunchV2(g, s);
   const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, kWarps));
   return WithM(g.m, [&](auto m) {
-    GemvMagic<decltype(m)::value><<<grid, kThreads, 0, s>>>(
-        static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
-        static_cast<bf16*>(g.c), g.n, g.k);
+    GemvMagic<decltype(m)::value>
+        <<<grid, kThreads, 0, s>>>(static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales),
+                                   static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c), g.n, g.k);
     KB_LAUNCH_CHECK();
     return 0;
   });

@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kThreads)
                                     HSub2(MagicPair(wa[u] >> (8 * h + 4)), z0),
                                     HSub2(MagicPair(wb[u] >> (8 * h + 4)), z1)};
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) gemm::ptx::MmaBf16(part[nt], frag, b[nt][4 * u + 2 * h], b[nt][4 * u + 2 * h + 1]);
+          for (int nt = 0; nt < NT; ++nt)
+            gemm::ptx::MmaBf16(part[nt], frag, b[nt][4 * u + 2 * h], b[nt][4 * u + 2 * h + 1]);
         }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {

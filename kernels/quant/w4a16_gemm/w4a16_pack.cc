@@ -17,7 +17,9 @@ uint64_t Mix(uint64_t x) {
 }
 
 // Independent streams for codes, scales and zeros.
-uint64_t Draw(uint64_t seed, uint64_t stream, uint64_t i) { return Mix(Mix(seed * 0x100000001b3ull ^ Mix(stream)) + i); }
+uint64_t Draw(uint64_t seed, uint64_t stream, uint64_t i) {
+  return Mix(Mix(seed * 0x100000001b3ull ^ Mix(stream)) + i);
+}
 
 }  // namespace
 

@@ -64,3 +64,56 @@ TEST(Fp8GemmCpuRung, MatchesReference) {
 
 }  // namespace
 }  // namespace kbench::kernels
+
+namespace kbench::kernels {
+namespace {
+
+Problem Block(const OpDef& op, int64_t m, int64_t n, int64_t k) {
+  return MakeProblem(op, {m, n, k, (k + 127) / 128, (n + 127) / 128}, Dtype::kFP8E4M3);
+}
+
+TEST(Fp8GemmBlockReference, EachBlockHasItsOwnScale) {
+  const OpDef& op = testing::GetOp("fp8_gemm_block");
+  // M = 2, N = 129 (two N blocks), K = 129 (two K blocks): A and B all ones, so each C element is
+  // sa[0][m] * sb[n/128][0] * 128 + sa[1][m] * sb[n/128][1] * 1.
+  const Problem p = Block(op, 2, 129, 129);
+  std::vector<uint8_t> a(2 * 129, FloatToFp8E4M3(1)), b(129 * 129, FloatToFp8E4M3(1));
+  float sa[4] = {1, 2, 3, 4};          // [K_blocks = 2][M = 2]
+  float sb[4] = {0.5f, 0.25f, 8, 16};  // [N_blocks = 2][K_blocks = 2]
+  const Tensor in[4] = {{a.data(), 258, Dtype::kFP8E4M3},
+                        {b.data(), 129 * 129, Dtype::kFP8E4M3},
+                        {sa, 4, Dtype::kF32},
+                        {sb, 4, Dtype::kF32}};
+  const auto c = testing::RunReference(op, p, in).at(0);
+  ASSERT_EQ(c.size(), 2u * 129);
+  EXPECT_EQ(c[0], 1 * 0.5 * 128 + 3 * 0.25 * 1);        // m 0, n 0
+  EXPECT_EQ(c[128], 1 * 8.0 * 128 + 3 * 16.0 * 1);      // m 0, n 128 (second N block)
+  EXPECT_EQ(c[129 + 5], 2 * 0.5 * 128 + 4 * 0.25 * 1);  // m 1, n 5
+}
+
+TEST(Fp8GemmBlockDefinition, ValidatesDerivedDimsAndPresets) {
+  const OpDef& op = testing::GetOp("fp8_gemm_block");
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 2112, 7168, 56, 16})).find("N_blocks must be ceil(N / 128) = 17"),
+            std::string::npos);
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 2112, 7168, 57, 17})).find("K_blocks must be ceil(K / 128) = 56"),
+            std::string::npos);
+  for (const Preset& preset : op.presets)
+    for (const Problem& p : preset.problems) EXPECT_EQ(op.validate(p), "") << preset.name << " " << p.label();
+}
+
+TEST(Fp8GemmBlockCpuRung, MatchesReference) {
+  const OpDef& op = testing::GetOp("fp8_gemm_block");
+  int checked = 0;
+  for (const char* preset : {"small", "edge"})
+    for (Problem p : op.find_preset(preset)->problems) {
+      p.dtype = Dtype::kFP8E4M3;
+      for (const auto& [variant, r] : testing::CheckCpuVariants(op, p, 2)) {
+        EXPECT_TRUE(r.passed) << variant << " " << p.label() << ": " << r.mismatches << " mismatches";
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 0);
+}
+
+}  // namespace
+}  // namespace kbench::kernels

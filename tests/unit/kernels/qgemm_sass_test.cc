@@ -118,7 +118,8 @@ TEST(QgemmSass, MagicGemvDequantizesWithLop3AndPackedBf16) {
   for (const char* arch : {"sm_80", "sm_90a"})
     for (const auto& [fn, text] : Kernels(arch, "GemvMagic")) {
       EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
-      EXPECT_TRUE(HasLineWith(text, "HADD2.BF16", "") || HasLineWith(text, "HFMA2.BF16", "")) << arch << " " << fn << ": no packed bf16 subtraction";
+      EXPECT_TRUE(HasLineWith(text, "HADD2.BF16", "") || HasLineWith(text, "HFMA2.BF16", ""))
+          << arch << " " << fn << ": no packed bf16 subtraction";
       ExpectNoSpills(fn, text);
     }
 }

@@ -1,12 +1,13 @@
 // w4a16_gemm's definition on the host: the packed format (nibble order the magic-number rung
 // relies on), the fills describing one set of weights, the reference on a hand-made example, the
 // derived dims' validation, the cost split and the CPU rung against the reference.
+#include "quant/w4a16_gemm/w4a16_gemm.h"
+
 #include <cstring>
 #include <vector>
 
 #include "core/random.h"
 #include "gtest/gtest.h"
-#include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "test_util.h"
 
 namespace kbench::kernels {
@@ -82,8 +83,8 @@ TEST(W4a16Reference, HandExample) {
   uint32_t w[2] = {PackW4Word(q0), PackW4Word(q1)};
   uint16_t s[2] = {FloatToBf16(0.5f), FloatToBf16(1.0f)}, z[2] = {FloatToBf16(2.0f), FloatToBf16(0.0f)};
   uint16_t wd[16] = {}, c[2] = {};
-  const Tensor in[5] = {{a, 8, Dtype::kBF16}, {w, 2, Dtype::kI32}, {s, 2, Dtype::kBF16}, {z, 2, Dtype::kBF16},
-                        {wd, 16, Dtype::kBF16}};
+  const Tensor in[5] = {
+      {a, 8, Dtype::kBF16}, {w, 2, Dtype::kI32}, {s, 2, Dtype::kBF16}, {z, 2, Dtype::kBF16}, {wd, 16, Dtype::kBF16}};
   const auto out = testing::RunReference(op, p, in);
   // Row 0: 1 * (0 - 2) * 0.5 + 2 * (7 - 2) * 0.5 = -1 + 5 = 4. Row 1: 1 * 15 + 2 * 15 = 45.
   EXPECT_EQ(out.at(0), (std::vector<double>{4.0, 45.0}));
@@ -93,8 +94,10 @@ TEST(W4a16Reference, HandExample) {
 TEST(W4a16Definition, ValidatesDerivedDims) {
   const OpDef& op = GetOp("w4a16_gemm");
   EXPECT_EQ(op.validate(Mnk(op, 1, 14336, 4096)), "");
-  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 4096, 4096, 32})).find("K_words must be K / 8 = 512"), std::string::npos);
-  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 200, 25, 1})).find("groups must be ceil(K / 128) = 2"), std::string::npos);
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 4096, 4096, 32})).find("K_words must be K / 8 = 512"),
+            std::string::npos);
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 200, 25, 1})).find("groups must be ceil(K / 128) = 2"),
+            std::string::npos);
   EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 12, 1, 1})).find("multiple of 8"), std::string::npos);
   for (const Preset& preset : op.presets)
     for (const Problem& p : preset.problems) EXPECT_EQ(op.validate(p), "") << preset.name << " " << p.label();
