@@ -55,10 +55,17 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
       out.push_back(p);
     }
   if (op.name == "w4a16_gemm") {
-    // M = 8 (the widest GEMV instantiation, one n8 tile of cuda_v4); M = 12 (v4's second n8 tile half
-    // used); K % 32 == 0 with a partial group (4128 = 32 * 129); a decode row over 2048 outputs; N off
-    // v4's 16 rows. (The ci and decode shapes are checked in QgemmLarge.)
-    for (auto [m, n, k] : {std::tuple{8, 1024, 4096}, {12, 520, 1024}, {5, 300, 4128}, {1, 2048, 4096}, {3, 1000, 512}})
+    // M = 8 (the widest GEMV instantiation, one n8 tile of cuda_v4); M = 12, 24, 40, 64 (v4's 2, 4 and
+    // 8 n8 tiles, partly used); K % 32 == 0 with a partial group (4128 = 32 * 129); a decode row over
+    // 2048 outputs; N off v4's 16 rows. (The ci and decode shapes are checked in QgemmLarge.)
+    for (auto [m, n, k] : {std::tuple{8, 1024, 4096},
+                           {12, 520, 1024},
+                           {5, 300, 4128},
+                           {1, 2048, 4096},
+                           {3, 1000, 512},
+                           {24, 264, 1024},
+                           {40, 520, 512},
+                           {64, 136, 1152}})
       out.push_back(Shape(op, m, n, k));
   } else {
     // Whole tiles; K % 128 != 0; K shorter than one k tile; 9 x 20 tiles (more than the SMs, so
@@ -282,7 +289,7 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
     p.dtype = Dtype::kBF16;
     const bool gemv = p.dim("M") <= 8;
     EXPECT_EQ(w4.find_variant("cuda_v3_gemv_magic")->skip_reason(p).empty(), gemv) << p.label();
-    EXPECT_EQ(w4.find_variant("cuda_v4_mma_gemv")->skip_reason(p).empty(), p.dim("M") <= 16) << p.label();
+    EXPECT_EQ(w4.find_variant("cuda_v4_mma_gemv")->skip_reason(p), "") << p.label();
     EXPECT_EQ(w4.find_variant("cublas_bf16")->skip_reason(p), "") << p.label();
   }
 }

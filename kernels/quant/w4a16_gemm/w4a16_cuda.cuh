@@ -52,6 +52,8 @@ int CublasBf16Nt(const void* a, const void* b, void* c, int64_t m, int64_t n, in
 // loads cannot be used).
 int LaunchW4GemvDequant(const W4Args& g, cudaStream_t s);
 int LaunchW4GemvMagic(const W4Args& g, cudaStream_t s);
+// cuda_v1's launcher (w4a16_gemm_cuda.cu): any M, any alignment.
+int LaunchW4DequantThenGemm(const W4Args& g, cudaStream_t s);
 
 void AddW4a16DequantVariants(OpDef& op);   // w4a16_gemm_cuda.cu: cuda_v1_dequant_then_gemm
 void AddW4a16GemvVariants(OpDef& op);      // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic

@@ -111,11 +111,9 @@ std::string SkipInt32(const Problem& p) {
   return "";
 }
 
-int RunDequantThenGemm(const Problem& p, std::span<const Tensor> t, void* stream) {
-  const W4Args g = ArgsOf(p, t);
-  const cudaStream_t s = cuda::AsStream(stream);
-  int rc = 0;
-  if (HandleDegenerate(g, s, &rc)) return rc;
+}  // namespace
+
+int LaunchW4DequantThenGemm(const W4Args& g, cudaStream_t s) {
   void* deq = nullptr;
   KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16Dequantized, static_cast<size_t>(g.n * g.k * 2), s, &deq));
   unsigned grid = 0;
@@ -124,6 +122,16 @@ int RunDequantThenGemm(const Problem& p, std::span<const Tensor> t, void* stream
                                      static_cast<bf16*>(deq), g.n, g.k);
   KB_LAUNCH_CHECK();
   return CublasBf16Nt(g.a, deq, g.c, g.m, g.n, g.k, s);
+}
+
+namespace {
+
+int RunDequantThenGemm(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const W4Args g = ArgsOf(p, t);
+  const cudaStream_t s = cuda::AsStream(stream);
+  int rc = 0;
+  if (HandleDegenerate(g, s, &rc)) return rc;
+  return LaunchW4DequantThenGemm(g, s);
 }
 
 int RunBaseline(const Problem& p, std::span<const Tensor> t, void* stream) {

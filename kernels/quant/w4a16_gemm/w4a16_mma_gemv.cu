@@ -1,4 +1,4 @@
-// cuda_v4_mma_gemv: the decode shapes (M <= 16) on the tensor cores. The GEMV rungs spend ~4.5
+// cuda_v4_mma_gemv: the decode shapes (M <= 64) on the tensor cores. The GEMV rungs spend ~4.5
 // instructions a weight (dequantize, widen both operands to f32, FMA); here mma.sync.m16n8k16 does the
 // multiply-adds of 16 weight rows by up to 8 rows of A at once, so a weight costs its dequantization
 // alone: a shift, a lop3 and a bf16x2 subtraction per pair (1.5 instructions a weight), and the
@@ -10,13 +10,15 @@
 // rows n0+g and n0+g+8 at k = 128c + 32t .. +31, and word u's magic pairs (elements 4h, 4h+1) and
 // (4h+2, 4h+3) fill the fragment slots (2t, 2t+1) and (2t+8, 2t+9) of mma (u, h); its B fragment is
 // then A[m = g][128c + 32t + 8u + 4h + 0..3], 16 contiguous bytes of A row g a lane per k chunk.
-// Computing C^T = W A^T puts M on the mma's n = 8 side: M <= 8 is one mma per (u, h), M <= 16 two;
-// columns past M read zeros and are not stored.
+// Computing C^T = W A^T puts M on the mma's n = 8 side: one mma per (u, h) and n8 tile of M (1, 2, 4
+// or 8 tiles for M <= 8, 16, 32, 64); columns past M read zeros and are not stored. Every warp reads
+// all of A for its 16 rows (from L1/L2), which is what limits it as M grows: a Marlin-style rung
+// would stage A in shared memory for many more rows a block.
 //
 // A block is 4 warps on the same 16 rows, each taking every 4th 128-k chunk (split K inside the
 // block, summed through shared memory), so even N = 4096 puts 4 x 256 warps in flight, each with
 // kDepth chunks of weights loading before their math. Needs K % 128 == 0 and 16-byte aligned A and W;
-// other problems run cuda_v3's path (M <= 8) or cuda_v2's (M <= 16).
+// other problems run cuda_v3's path (M <= 8), cuda_v2's (M <= 16) or cuda_v1's.
 #include <cuda_bf16.h>
 
 #include <string>
@@ -67,21 +69,18 @@ __global__ void __launch_bounds__(kThreads)
       const float s0 = __bfloat162float(scales[row0 * groups + ch]), s1 = __bfloat162float(scales[row1 * groups + ch]);
       const uint32_t z0 = PackBf16Pair(128.0f + __bfloat162float(zeros[row0 * groups + ch]));
       const uint32_t z1 = PackBf16Pair(128.0f + __bfloat162float(zeros[row1 * groups + ch]));
-      uint32_t b[NT][16];  // A row (8 nt + g), k = 128ch + 32t .. +31, as bf16 pairs
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const int64_t mr = nt * 8 + g;
-        const uint4* src = reinterpret_cast<const uint4*>(a + mr * k + ch * kChunk + 32 * t);
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const uint4 x = mr < m ? __ldg(src + v) : make_uint4(0, 0, 0, 0);
-          b[nt][4 * v] = x.x, b[nt][4 * v + 1] = x.y, b[nt][4 * v + 2] = x.z, b[nt][4 * v + 3] = x.w;
-        }
-      }
       float part[NT][4] = {};
       const uint32_t wa[4] = {p0[d].x, p0[d].y, p0[d].z, p0[d].w}, wb[4] = {p1[d].x, p1[d].y, p1[d].z, p1[d].w};
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+      for (int u = 0; u < 4; ++u) {
+        // A row (8 nt + g) at k = 128ch + 32t + 8u .. +7: the B fragments of mmas (u, 0) and (u, 1).
+        uint4 b[NT];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const int64_t mr = nt * 8 + g;
+          b[nt] = mr < m ? __ldg(reinterpret_cast<const uint4*>(a + mr * k + ch * kChunk + 32 * t + 8 * u))
+                         : make_uint4(0, 0, 0, 0);
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const uint32_t frag[4] = {HSub2(MagicPair(wa[u] >> (8 * h)), z0), HSub2(MagicPair(wb[u] >> (8 * h)), z1),
@@ -89,8 +88,9 @@ __global__ void __launch_bounds__(kThreads)
                                     HSub2(MagicPair(wb[u] >> (8 * h + 4)), z1)};
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt)
-            gemm::ptx::MmaBf16(part[nt], frag, b[nt][4 * u + 2 * h], b[nt][4 * u + 2 * h + 1]);
+            gemm::ptx::MmaBf16(part[nt], frag, h == 0 ? b[nt].x : b[nt].z, h == 0 ? b[nt].y : b[nt].w);
         }
+      }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
@@ -127,29 +127,38 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   int rc = 0;
   if (HandleDegenerate(g, s, &rc)) return rc;
   if (g.k % kChunk != 0 || !cuda::Aligned16(g.a) || !cuda::Aligned16(g.w))
-    return g.m <= 8 ? LaunchW4GemvMagic(g, s) : LaunchW4GemvDequant(g, s);
+    return g.m <= 8 ? LaunchW4GemvMagic(g, s) : g.m <= 16 ? LaunchW4GemvDequant(g, s) : LaunchW4DequantThenGemm(g, s);
   const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, 16));
   const auto* a = static_cast<const bf16*>(g.a);
   const auto* sc = static_cast<const bf16*>(g.scales);
   const auto* z = static_cast<const bf16*>(g.zeros);
+  auto* c = static_cast<bf16*>(g.c);
   if (g.m <= 8) {
-    GemvMma<1><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, static_cast<bf16*>(g.c), g.m, g.n, g.k);
+    GemvMma<1><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, c, g.m, g.n, g.k);
+  } else if (g.m <= 16) {
+    GemvMma<2><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, c, g.m, g.n, g.k);
+  } else if (g.m <= 32) {
+    GemvMma<4><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, c, g.m, g.n, g.k);
   } else {
-    GemvMma<2><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, static_cast<bf16*>(g.c), g.m, g.n, g.k);
+    GemvMma<8><<<grid, kThreads, 0, s>>>(a, g.w, sc, z, c, g.m, g.n, g.k);
   }
   KB_LAUNCH_CHECK();
   return 0;
 }
 
 std::string SkipV4(const Problem& p) {
-  if (p.dim("M") > 16)
-    return "M = " + std::to_string(p.dim("M")) + " > 16: this rung puts M on the mma's n side, at most two n8 tiles";
+  if (p.dim("M") > 64)
+    return "M = " + std::to_string(p.dim("M")) + " > 64: this rung puts M on the mma's n side, at most eight n8 tiles";
   if (p.dim("N") > int64_t{16} * 0x7fffffff) return "N too large for the grid";
   return "";
 }
 
 std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
-  const void* f = p.dim("M") <= 8 ? (const void*)&GemvMma<1> : (const void*)&GemvMma<2>;
+  const int64_t m = p.dim("M");
+  const void* f = m <= 8    ? (const void*)&GemvMma<1>
+                  : m <= 16 ? (const void*)&GemvMma<2>
+                  : m <= 32 ? (const void*)&GemvMma<4>
+                            : (const void*)&GemvMma<8>;
   return {{"GemvMma<n8 tiles>", f, kThreads, 0}};
 }
 
@@ -158,7 +167,7 @@ std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
 void AddW4a16MmaGemvVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v4_mma_gemv",
-      .description = "M <= 16: mma.sync on magic-dequantized bf16 pairs, k slots permuted to the natural layout.",
+      .description = "M <= 64: mma.sync on magic-dequantized bf16 pairs, k slots permuted to the natural layout.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16},
       .min_compute_capability = 80,
