@@ -64,6 +64,23 @@ def fp8_peers(samples, flush):
     return out
 
 
+def read_results(path):
+    """Every JSON object in a kbench-bench --json file. A bench killed by its time box can leave a line
+    unterminated, so the next run's first object follows on the same line: decode object by object."""
+    with open(path) as f:
+        text = f.read()
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return out
+        try:
+            obj, pos = decoder.raw_decode(text, start)
+            out.append(obj)
+        except json.JSONDecodeError:
+            pos = start + 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", help="kbench-bench --json output (JSON lines) to set beside the peers")
@@ -87,8 +104,7 @@ def main():
     if args.bench:
         print("\n| op | variant | M x N x K | kbench us | peer us (peer) | peer / kbench time |")
         print("|---|---|---|---|---|---|")
-        with open(args.bench) as f:
-            results = [json.loads(line) for line in f if line.strip()]
+        results = read_results(args.bench)
         for r in results:
             op = r.get("op") or r.get("problem", {}).get("op", "")
             dims = {d["name"]: int(d.get("value", 0)) for d in r.get("problem", {}).get("dims", [])}
