@@ -81,7 +81,10 @@ template <int M>
 __global__ void __launch_bounds__(kThreads)
     GemvMagic(const bf16* __restrict__ a, const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
               const bf16* __restrict__ zeros, bf16* __restrict__ c, int64_t n, int64_t k) {
-  constexpr int kChunks = M <= 4 ? 4 : 2;  // chunks in flight a lane; wider M needs the registers for A
+  constexpr int kChunks = 4;
+  // Scales and zeros requested with the weights for M <= 4; wider M needs those registers for A
+  // (ptxas spills at M = 5..8 otherwise), and loads them in the loop.
+  constexpr bool kPrefetchScales = M <= 4;
   const int lane = threadIdx.x % 32;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
   if (row >= n) return;
@@ -89,28 +92,30 @@ __global__ void __launch_bounds__(kThreads)
   const uint4* wrow = reinterpret_cast<const uint4*>(w + row * (k / kW4PerWord));
   float acc[M] = {};
   for (int64_t base = 0; base < chunks; base += 32 * kChunks) {
-    // Weights, scales and zero points all requested before any math: the scales and zeros are DRAM
-    // misses too, and loaded inside the loop they cost a round trip a chunk.
+    // Weights (and for M <= 4 scales and zero points) requested before any math: the scales and zeros
+    // are DRAM misses too, and loaded inside the loop they cost a round trip a chunk.
     uint4 pk[kChunks];
-    bf16 sc[kChunks], ze[kChunks];
+    float sc[kChunks], ze[kChunks];
 #pragma unroll
     for (int u = 0; u < kChunks; ++u) {
       const int64_t ch = base + u * 32 + lane;
       pk[u] = ch < chunks ? __ldg(wrow + ch) : make_uint4(0, 0, 0, 0);
-      const int64_t g = row * groups + (ch < chunks ? ch : 0) * 32 / kW4Group;
-      sc[u] = scales[g], ze[u] = zeros[g];
+      if constexpr (kPrefetchScales) {
+        const int64_t g = row * groups + (ch < chunks ? ch : 0) * 32 / kW4Group;
+        sc[u] = __bfloat162float(scales[g]), ze[u] = __bfloat162float(zeros[g]);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kChunks; ++u) {
       const int64_t ch = base + u * 32 + lane;
       if (ch >= chunks) break;
-      const float s = __bfloat162float(sc[u]);
-      const float zf = 128.0f + __bfloat162float(ze[u]);
+      const int64_t g = row * groups + ch * 32 / kW4Group;
+      const float s = kPrefetchScales ? sc[u] : __bfloat162float(scales[g]);
+      const float zf = 128.0f + (kPrefetchScales ? ze[u] : __bfloat162float(zeros[g]));
       const uint32_t zz = PackBf16Pair(zf);
       const uint32_t words[4] = {pk[u].x, pk[u].y, pk[u].z, pk[u].w};
       float part[M] = {};
-      constexpr int kUnrollWords = M <= 4 ? 4 : 2;  // A's loads of unrolled words share the registers
-#pragma unroll kUnrollWords
+#pragma unroll
       for (int q = 0; q < 4; ++q) {  // word q: k = 32ch + 8q .. +7
         uint32_t av[M][4];
 #pragma unroll
