@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/vec.cuh"
 #include "core/cuda/workspace.cuh"
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
@@ -84,24 +85,25 @@ int CublasBf16Nt(const void* a, const void* b, void* c, int64_t m, int64_t n, in
 
 namespace {
 
-// One thread per packed word: its 8 weights, dequantized with shifts and masks, as 16 bytes of bf16.
-// (q - zero) * scale is exact in bf16 for the op's inputs and rounded once otherwise.
+// One thread per packed word: its 8 weights, dequantized with shifts and masks, stored as one
+// 16-byte vector of bf16 (the workspace is 256-byte aligned and K % 8 == 0). blockIdx.y walks rows,
+// so no thread divides by the row length. (q - zero) * scale is exact in bf16 for the op's inputs
+// and rounded once otherwise.
 __global__ void DequantToBf16(const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
                               const bf16* __restrict__ zeros, bf16* __restrict__ out, int64_t n, int64_t k) {
   const int64_t words = k / kW4PerWord, groups = (k + kW4Group - 1) / kW4Group;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n * words;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t row = i / words, word = i % words;
-    const uint32_t packed = w[i];
+  const int64_t word = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (word >= words) return;
+  for (int64_t row = blockIdx.y; row < n; row += gridDim.y) {
+    const uint32_t packed = w[row * words + word];
     const int64_t g = row * groups + word * kW4PerWord / kW4Group;
     const float s = __bfloat162float(scales[g]), z = __bfloat162float(zeros[g]);
-    bf16 v[kW4PerWord];
+    uint32_t v[kW4PerWord / 2];
 #pragma unroll
-    for (int j = 0; j < kW4PerWord; ++j)
-      v[j] = __float2bfloat16_rn((static_cast<float>((packed >> (4 * W4Nibble(j))) & 0xfu) - z) * s);
-    bf16* dst = out + row * k + word * kW4PerWord;
-#pragma unroll
-    for (int j = 0; j < kW4PerWord; ++j) dst[j] = v[j];
+    for (int j = 0; j < kW4PerWord; j += 2)
+      v[j / 2] = cuda::PackBf16x2((static_cast<float>((packed >> (4 * W4Nibble(j))) & 0xfu) - z) * s,
+                                  (static_cast<float>((packed >> (4 * W4Nibble(j + 1))) & 0xfu) - z) * s);
+    *reinterpret_cast<uint4*>(out + row * k + word * kW4PerWord) = make_uint4(v[0], v[1], v[2], v[3]);
   }
 }
 
@@ -116,8 +118,8 @@ std::string SkipInt32(const Problem& p) {
 int LaunchW4DequantThenGemm(const W4Args& g, cudaStream_t s) {
   void* deq = nullptr;
   KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16Dequantized, static_cast<size_t>(g.n * g.k * 2), s, &deq));
-  unsigned grid = 0;
-  KB_CUDA_TRY(cuda::WaveGrid(g.n * (g.k / kW4PerWord), 256, 8, &grid));
+  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(g.k / kW4PerWord, 256)),
+                  static_cast<unsigned>(std::min<int64_t>(g.n, 65535)));
   DequantToBf16<<<grid, 256, 0, s>>>(g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
                                      static_cast<bf16*>(deq), g.n, g.k);
   KB_LAUNCH_CHECK();
