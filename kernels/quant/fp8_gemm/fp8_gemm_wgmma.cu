@@ -16,12 +16,15 @@
 //     rounding to bf16; it goes out through 64x64 swizzled shared-memory boxes and TMA stores as in the
 //     bf16 rung.
 //
-// Rung:
+// Rungs:
 //   cuda_wgmma_fp8  block tile 128x128x128 (bytes of k = k), 6 stages of 32 KiB, 384 threads (a TMA
 //                   producer warpgroup and 2 consumers of 64x128), persistent over tiles grouped by 16
 //                   tile rows. TMA zero-fills the edges (M = 1, N = 2112, K tails); its 16-byte row
 //                   strides need K % 16 == 0 and N % 8 == 0 (skip_reason says so otherwise) and offset
 //                   views run cuda_v1_simt.
+//   cuda_wgmma_fp8_n256  block tile 128x256x128, 4 stages of 48 KiB: each consumer (64 x 256) runs the
+//                   k tile as two 128-column halves through the same 64 partial-sum registers,
+//                   promoting each; half the tiles, half the A traffic per FLOP of the 128x128 rung.
 // Only sm_90a machine code exists for the kernel; elsewhere its body is empty and skip_reason refuses.
 #include <cuda.h>  // CUtensorMap and its enums (types only; the function comes from the entry point)
 #include <cudaTypedefs.h>
@@ -44,19 +47,30 @@ namespace {
 
 namespace ptx = gemm::ptx;
 
-constexpr int kBM = 128, kBN = 128, kBK = 128;  // kBK in elements = bytes
-constexpr int kStages = 6;
+constexpr int kBM = 128, kBK = 128;  // kBK in elements = bytes
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
-constexpr int kABytes = kBM * kBK;              // 16 KiB: 128 rows of 128 bytes
-constexpr int kBBytes = kBN * kBK;              // 16 KiB
-constexpr int kStageBytes = kABytes + kBBytes;  // 32 KiB
-constexpr int kCBox = 64;                       // C store box: 64 x 64 bf16
-constexpr int kCBoxBytes = kCBox * kCBox * 2;   // 8 KiB; two a consumer, stored in turn
+constexpr int kABytes = kBM * kBK;             // 16 KiB: 128 rows of 128 bytes
+constexpr int kHalfBytes = 128 * kBK;          // 16 KiB: 128 rows of B
+constexpr int kCBox = 64;                      // C store box: 64 x 64 bf16
+constexpr int kCBoxBytes = kCBox * kCBox * 2;  // 8 KiB; two a consumer, stored in turn
 constexpr int kCBytes = kConsumers * 2 * kCBoxBytes;
-constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
-static_assert(kSmemBytes <= 227 * 1024, "stages and C boxes must fit an SM's shared memory");
-static_assert(kABytes % 1024 == 0 && kStageBytes % 1024 == 0, "tiles must start on 1024-byte boundaries");
+static_assert(kABytes % 1024 == 0 && kHalfBytes % 1024 == 0, "tiles must start on 1024-byte boundaries");
+
+// The block tile is 128 x (128 kHalves): kHalves = 1 is cuda_wgmma_fp8; kHalves = 2
+// (cuda_wgmma_fp8_n256) gives each consumer 64 x 256, computed as two 128-column halves a k tile
+// into the same 64 partial-sum registers (acc 128 + part 64 fit the 232 a consumer has; two part
+// sets would not), halving the tiles and the A traffic per FLOP.
+template <int kHalves>
+struct Tile {
+  static constexpr int kBN = 128 * kHalves;
+  static constexpr int kStages = kHalves == 1 ? 6 : 4;
+  static constexpr int kBBytes = kBN * kBK;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "stages and C boxes must fit an SM's shared memory");
+  static_assert(kStageBytes % 1024 == 0, "tiles must start on 1024-byte boundaries");
+};
 
 #if KB_GEMM_SM90A
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
@@ -109,11 +123,14 @@ __device__ __forceinline__ void Pin(float (&d)[64]) {
 
 // Shared memory (base rounded up to 1024): stage s holds A at s*32K and B at s*32K + 16K; consumer c's
 // two C boxes follow the stages; then kStages "full" and kStages "empty" mbarriers.
+template <int kHalves>
 __global__ void __launch_bounds__(kThreads, 1)
     Fp8GemmWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
                  const __grid_constant__ CUtensorMap tma_c, const float* __restrict__ scale_a,
                  const float* __restrict__ scale_b, int m, int n, int k, int k_blocks) {
 #if KB_GEMM_SM90A
+  using T = Tile<kHalves>;
+  constexpr int kBN = T::kBN, kStages = T::kStages, kStageBytes = T::kStageBytes;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
   const uint32_t c_boxes = base + kStages * kStageBytes;
@@ -161,46 +178,52 @@ __global__ void __launch_bounds__(kThreads, 1)
     // block (the block tile is exactly one 128-column block of B), and the epilogue multiplies by 1.
     const float scale = k_blocks > 0 ? 1.0f : *scale_a * *scale_b;
     const int r0 = warp * 16 + lane / 4;  // and r0 + 8: this thread's accumulator rows in its 64
-    float acc[64], part[64];
+    float acc[64 * kHalves], part[64];
     int stage = 0;
     uint32_t phase = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       TileOf(tile, tiles_m, tiles_n, &tm, &tn);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+      for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
       for (int kt = 0; kt < k_tiles; ++kt) {
         ptx::MbarWait(full_bar + 8 * stage, phase);
         __syncwarp();
         const uint32_t sa = base + stage * kStageBytes + consumer * (64 * 128);
-        const uint32_t sb = base + stage * kStageBytes + kABytes;
-        Pin(part);
-        ptx::WgmmaFence();
 #pragma unroll
-        for (int kk = 0; kk < kBK / 32; ++kk)  // 32 k = 32 bytes along both operands' swizzled rows
-          WgmmaM64N128K32E4m3(part, ptx::DescKMajorSw128(sa + kk * 32), ptx::DescKMajorSw128(sb + kk * 32), kk);
-        ptx::WgmmaCommit();
-        ptx::WgmmaWait<0>();
-        Pin(part);
-        if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
-        if (++stage == kStages) stage = 0, phase ^= 1;
-        // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
-        if (k_blocks > 0) {
-          const int row = tm * kBM + consumer * 64 + r0;
-          const float sb = scale_b[static_cast<int64_t>(tn) * k_blocks + kt];
-          const float s0 = scale_a[static_cast<int64_t>(kt) * m + min(row, m - 1)] * sb;
-          const float s1 = scale_a[static_cast<int64_t>(kt) * m + min(row + 8, m - 1)] * sb;
+        for (int h = 0; h < kHalves; ++h) {
+          const uint32_t sb = base + stage * kStageBytes + kABytes + h * kHalfBytes;
+          Pin(part);
+          ptx::WgmmaFence();
 #pragma unroll
-          for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], acc[i]);
-        } else {
+          for (int kk = 0; kk < kBK / 32; ++kk)  // 32 k = 32 bytes along both operands' swizzled rows
+            WgmmaM64N128K32E4m3(part, ptx::DescKMajorSw128(sa + kk * 32), ptx::DescKMajorSw128(sb + kk * 32), kk);
+          ptx::WgmmaCommit();
+          ptx::WgmmaWait<0>();
+          Pin(part);
+          if (h == kHalves - 1) {
+            if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+          }
+          // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
+          float* dst = acc + 64 * h;
+          if (k_blocks > 0) {
+            const int row = tm * kBM + consumer * 64 + r0;
+            const float sb_scale = scale_b[static_cast<int64_t>(tn * kHalves + h) * k_blocks + kt];
+            const float s0 = scale_a[static_cast<int64_t>(kt) * m + min(row, m - 1)] * sb_scale;
+            const float s1 = scale_a[static_cast<int64_t>(kt) * m + min(row + 8, m - 1)] * sb_scale;
 #pragma unroll
-          for (int i = 0; i < 64; ++i) acc[i] += part[i];
+            for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
+          } else {
+#pragma unroll
+            for (int i = 0; i < 64; ++i) dst[i] += part[i];
+          }
         }
+        if (++stage == kStages) stage = 0, phase ^= 1;
       }
       const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
 #pragma unroll
       for (int q = 0; q < kBN / kCBox; ++q) {
-        const uint32_t box = boxes + q * kCBoxBytes;
+        const uint32_t box = boxes + (q % 2) * kCBoxBytes;
         if (t == 0) ptx::BulkWaitRead<1>();
         ptx::NamedBarrier(1 + consumer, 128);
 #pragma unroll
@@ -259,7 +282,10 @@ int EncodeMap(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* 
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
 
+template <int kHalves>
 int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
+  using T = Tile<kHalves>;
+  constexpr int kBN = T::kBN, kSmemBytes = T::kSmemBytes;
   const Fp8Args g = ArgsOf(p, t);
   const cudaStream_t s = cuda::AsStream(stream);
   int rc = 0;
@@ -274,10 +300,10 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
   KB_CUDA_TRY(cuda::SmCount(&sms));
   const int64_t tiles = cuda::CeilDiv(g.m, kBM) * cuda::CeilDiv(g.n, kBN);
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
-  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(&Fp8GemmWgmma), kSmemBytes));
-  Fp8GemmWgmma<<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, g.scale_a, g.scale_b, static_cast<int>(g.m),
-                                                  static_cast<int>(g.n), static_cast<int>(g.k),
-                                                  static_cast<int>(g.k_blocks));
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(&Fp8GemmWgmma<kHalves>), kSmemBytes));
+  Fp8GemmWgmma<kHalves><<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, g.scale_a, g.scale_b,
+                                                           static_cast<int>(g.m), static_cast<int>(g.n),
+                                                           static_cast<int>(g.k), static_cast<int>(g.k_blocks));
   KB_LAUNCH_CHECK();
   return 0;
 }
@@ -298,7 +324,13 @@ std::string SkipWgmma(const Problem& p) {
 }
 
 std::vector<LaunchInfo> LaunchesWgmma(const Problem&) {
-  return {{"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma, kThreads, kSmemBytes}};
+  return {
+      {"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1>, kThreads, Tile<1>::kSmemBytes}};
+}
+
+std::vector<LaunchInfo> LaunchesWgmmaN256(const Problem&) {
+  return {
+      {"Fp8GemmWgmma<128x256x128,4 stages,promoted>", (const void*)&Fp8GemmWgmma<2>, kThreads, Tile<2>::kSmemBytes}};
 }
 
 }  // namespace
@@ -311,8 +343,18 @@ void AddFp8WgmmaVariant(OpDef& op) {
       .dtypes = {Dtype::kFP8E4M3},
       .min_compute_capability = 90,
       .skip_reason = SkipWgmma,
-      .run_cuda = RunWgmma,
+      .run_cuda = RunWgmma<1>,
       .launches = LaunchesWgmma,
+  });
+  op.variants.push_back({
+      .name = "cuda_wgmma_fp8_n256",
+      .description = "cuda_wgmma_fp8 with 128x256 block tiles: each consumer computes two 128-column halves a k tile.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kFP8E4M3},
+      .min_compute_capability = 90,
+      .skip_reason = SkipWgmma,
+      .run_cuda = RunWgmma<2>,
+      .launches = LaunchesWgmmaN256,
   });
 }
 
