@@ -20,4 +20,8 @@
   X(MakeRmsnormFp8QuantOp)   /* quant/rmsnorm_fp8_quant/  */ \
   X(MakeSiluMulFp8QuantOp)   /* quant/silu_mul_fp8_quant/ */ \
   X(MakeRopeOp)              /* elementwise/rope/         */
+
+  X(MakeW4a16GemmOp)     /* quant/w4a16_gemm/          */ \
+  X(MakeFp8GemmOp)       /* quant/fp8_gemm/            */ \
+  X(MakeFp8GemmBlockOp)  /* quant/fp8_gemm/ (block scales) */
 // clang-format on

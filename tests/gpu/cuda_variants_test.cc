@@ -23,11 +23,12 @@ struct Case {
   const Variant* variant;
 };
 
-// Every op but gemm, whose ladder has its own test (gemm_test.cc: GEMM shapes, tf32 tolerances).
+// Every op but the GEMMs, whose ladders have their own tests (gemm_test.cc: GEMM shapes, tf32
+// tolerances; qgemm_gpu_test.cc: w4a16_gemm, fp8_gemm and fp8_gemm_block, FP8 dtypes, library alignment rules).
 std::vector<Case> AllCudaCases() {
   std::vector<Case> cases;
   for (const OpDef& op : BuiltinRegistry().ops()) {
-    if (op.name == "gemm") continue;
+    if (op.name == "gemm" || op.name == "w4a16_gemm" || op.name.rfind("fp8_gemm", 0) == 0) continue;
     for (const Variant* v : CudaVariants(op)) cases.push_back({&op, v});
   }
   return cases;

@@ -23,6 +23,8 @@ enum class WorkspaceSlot : int {
   kPagedDecodeCounters = 9, // paged_decode cuda_v4_gqa_mma: splits done per (sequence, head block), left at zero
 
   kQuantIntermediate = 16,  // rmsnorm_fp8_quant, silu_mul_fp8_quant cuda_v1_unfused: the bf16 rows
+
+  kW4a16Dequantized = 24,   // w4a16_gemm cuda_v1_dequant_then_gemm: the bf16 [N, K] weights
 };
 
 // Sets *ptr to at least `bytes` of device memory of the current device for `slot`, zero-filled when

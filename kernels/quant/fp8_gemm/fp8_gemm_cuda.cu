@@ -1,0 +1,152 @@
+// The fp8_gemm CUDA ladder's registration, its fp64 device reference and its first rung:
+//   cuda_v1_simt  16x16 output tiles through shared memory, E4M3 widened to f32 on load
+//                 (__nv_cvt_fp8_to_halfraw), one f32 FMA per product on the CUDA cores: what FP8
+//                 storage alone buys without FP8 tensor cores. Any shape, any alignment.
+// The wgmma rung is in fp8_gemm_wgmma.cu, the cuBLASLt baselines in fp8_gemm_cublaslt.cu. The same
+// rungs serve fp8_gemm_block (fp8_gemm_block_op.cc): Fp8Args::k_blocks > 0 selects block scales.
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/cuda/cuda_check.cuh"
+#include "quant/fp8_gemm/fp8_cuda.cuh"
+#include "quant/fp8_gemm/fp8_gemm.h"
+
+namespace kbench::kernels {
+namespace fp8 {
+namespace {
+
+constexpr int kTile = 16;
+constexpr unsigned kMaxGridY = 65535;
+
+__device__ __forceinline__ float E4m3ToFloat(uint8_t v) {
+  const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(v), __NV_E4M3);
+  return __half2float(__half(h));
+}
+
+// Block (16, 16): thread (x, y) of tile (tile_n, tile_m) computes C[row][col]; A's rows and B's rows
+// (both K-major) are staged 16 k at a time. Acc is T: float for the rung, double for the reference.
+// k_blocks > 0: block scales, applied to each 128-k partial sum as (scale_a * scale_b) * partial.
+template <typename Acc>
+__global__ void __launch_bounds__(kTile* kTile)
+    Fp8GemmTiled(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, const float* __restrict__ scale_a,
+                 const float* __restrict__ scale_b, __nv_bfloat16* __restrict__ c_bf16, double* __restrict__ c_f64,
+                 int64_t m, int64_t n, int64_t k, int64_t k_blocks) {
+  __shared__ Acc as[kTile][kTile + 1];
+  __shared__ Acc bs[kTile][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kTile + tx;
+  const int64_t brow = static_cast<int64_t>(blockIdx.x) * kTile + ty;  // the B row this thread loads
+  const int64_t tiles_m = (m + kTile - 1) / kTile;
+  for (int64_t tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
+    const int64_t row = tile_m * kTile + ty;
+    Acc acc = 0, part = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += kTile) {
+      const int64_t kk = k0 + tx;
+      as[ty][tx] = row < m && kk < k ? static_cast<Acc>(E4m3ToFloat(a[row * k + kk])) : Acc(0);
+      bs[tx][ty] = brow < n && kk < k ? static_cast<Acc>(E4m3ToFloat(b[brow * k + kk])) : Acc(0);  // bs[k][n]
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kTile; ++q) part += as[ty][q] * bs[q][tx];
+      __syncthreads();
+      if (k_blocks > 0 && ((k0 + kTile) % 128 == 0 || k0 + kTile >= k)) {
+        const int64_t kb = k0 / 128;
+        if (row < m && col < n)
+          acc +=
+              (static_cast<Acc>(scale_a[kb * m + row]) * static_cast<Acc>(scale_b[(col / 128) * k_blocks + kb])) * part;
+        part = 0;
+      }
+    }
+    if (row < m && col < n) {
+      if (k_blocks > 0) {
+        if (c_f64 != nullptr)
+          c_f64[row * n + col] = static_cast<double>(acc);
+        else
+          c_bf16[row * n + col] = __float2bfloat16_rn(static_cast<float>(acc));
+      } else if (c_f64 != nullptr) {
+        c_f64[row * n + col] =
+            static_cast<double>(*scale_a) * static_cast<double>(*scale_b) * static_cast<double>(part);
+      } else {
+        c_bf16[row * n + col] = __float2bfloat16_rn(static_cast<float>(part) * (*scale_a * *scale_b));
+      }
+    }
+  }
+}
+
+dim3 TiledGrid(int64_t m, int64_t n) {
+  return dim3(static_cast<unsigned>(cuda::CeilDiv(n, kTile)),
+              static_cast<unsigned>(std::min<int64_t>(cuda::CeilDiv(m, kTile), kMaxGridY)));
+}
+
+}  // namespace
+
+int RunFp8ReferenceF64(const Problem& p, std::span<const Tensor> in, std::span<double* const> out, void* stream) {
+  const int64_t m = p.dim("M"), n = p.dim("N"), k = p.dim("K");
+  const cudaStream_t s = cuda::AsStream(stream);
+  if (out.empty() || in.size() < 4) return static_cast<int>(cudaErrorInvalidValue);
+  if (m <= 0 || n <= 0) return 0;
+  if (k <= 0) return static_cast<int>(cudaMemsetAsync(out[0], 0, static_cast<size_t>(m * n) * sizeof(double), s));
+  // Products of E4M3 values are exact in double and so is their sum order (ascending k, as the CPU
+  // reference); the scales multiply the sum in double, as there.
+  Fp8GemmTiled<double><<<TiledGrid(m, n), dim3(kTile, kTile), 0, s>>>(
+      static_cast<const uint8_t*>(in[0].data), static_cast<const uint8_t*>(in[1].data),
+      static_cast<const float*>(in[2].data), static_cast<const float*>(in[3].data), nullptr, out[0], m, n, k,
+      std::max<int64_t>(p.dim("K_blocks"), 0));
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+namespace {
+
+int RunSimt(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const Fp8Args g = ArgsOf(p, t);
+  const cudaStream_t s = cuda::AsStream(stream);
+  int rc = 0;
+  if (HandleDegenerate(g, s, &rc)) return rc;
+  return LaunchFp8Simt(g, s);
+}
+
+std::vector<LaunchInfo> LaunchesSimt(const Problem&) {
+  return {{"Fp8GemmTiled<float>", (const void*)&Fp8GemmTiled<float>, kTile * kTile, 0}};
+}
+
+}  // namespace
+
+int LaunchFp8Simt(const Fp8Args& g, cudaStream_t s) {
+  Fp8GemmTiled<float><<<TiledGrid(g.m, g.n), dim3(kTile, kTile), 0, s>>>(
+      g.a, g.b, g.scale_a, g.scale_b, static_cast<__nv_bfloat16*>(g.c), nullptr, g.m, g.n, g.k, g.k_blocks);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+void AddFp8SimtVariant(OpDef& op) {
+  op.variants.push_back({
+      .name = "cuda_v1_simt",
+      .description = "16x16 tiles in shared memory, E4M3 widened to f32, CUDA-core FMAs.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kFP8E4M3},
+      .run_cuda = RunSimt,
+      .launches = LaunchesSimt,
+  });
+}
+
+}  // namespace fp8
+
+void AddFp8GemmCudaVariants(OpDef& op) {
+  op.gpu_reference = fp8::RunFp8ReferenceF64;
+  fp8::AddFp8SimtVariant(op);
+  fp8::AddFp8WgmmaVariant(op);
+  fp8::AddFp8CublasLtVariant(op, /*block=*/false);
+}
+
+void AddFp8GemmBlockCudaVariants(OpDef& op) {
+  op.gpu_reference = fp8::RunFp8ReferenceF64;
+  fp8::AddFp8SimtVariant(op);
+  fp8::AddFp8WgmmaVariant(op);
+  fp8::AddFp8CublasLtVariant(op, /*block=*/true);
+}
+
+}  // namespace kbench::kernels

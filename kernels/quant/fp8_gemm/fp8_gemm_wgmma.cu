@@ -1,0 +1,361 @@
+// fp8_gemm on Hopper tensor cores (sm_90a): the GEMM ladder's TMA + mbarrier + warp-specialized wgmma
+// structure (kernels/gemm/gemm/gemm_wgmma.cu) with E4M3 operands. What changes for FP8:
+//   - wgmma.m64nNk32.f32.e4m3.e4m3: 32 k a step, twice the k of bf16 for the same 32 bytes of a
+//     128-byte swizzled row, so a 128-byte k tile is 128 k (4 wgmmas), and both operands must be
+//     K-major (no transpose for 8-bit types): B is stored [N, K], A [M, K].
+//   - Promotion: the tensor cores add FP8 products into their accumulator with reduced precision (about
+//     14 bits kept; DeepSeek-V3's report measured ~2% error at K = 4096 without help). Each 128-deep k
+//     tile is summed into fresh accumulators (scale-d = 0 on its first wgmma) and then added into fp32
+//     registers on the CUDA cores, as cuBLASLt without FAST_ACCUM and DeepSeek's kernels do. That
+//     needs a second set of accumulators, so a consumer holds 64x128 (2 x 64 floats) rather than the
+//     bf16 rung's 64x256.
+//   - Block scales (fp8_gemm_block, DeepSeek-V3's recipe): the promotion multiplies each 128-k tile's
+//     partial sums by scale_a of its row and k block times scale_b of its 128x128 weight block, so
+//     they cost nothing but two scalar loads and an FMA instead of an add a k tile.
+//   - The epilogue multiplies by scale_a * scale_b (read once from the device scalars) before
+//     rounding to bf16; it goes out through 64x64 swizzled shared-memory boxes and TMA stores as in the
+//     bf16 rung.
+//
+// Rungs:
+//   cuda_wgmma_fp8  block tile 128x128x128 (bytes of k = k), 6 stages of 32 KiB, 384 threads (a TMA
+//                   producer warpgroup and 2 consumers of 64x128), persistent over tiles grouped by 16
+//                   tile rows. TMA zero-fills the edges (M = 1, N = 2112, K tails); its 16-byte row
+//                   strides need K % 16 == 0 and N % 8 == 0 (skip_reason says so otherwise) and offset
+//                   views run cuda_v1_simt.
+//   cuda_wgmma_fp8_n256  block tile 128x256x128, 4 stages of 48 KiB: each consumer (64 x 256) runs the
+//                   k tile as two 128-column halves through the same 64 partial-sum registers,
+//                   promoting each; half the tiles, half the A traffic per FLOP of the 128x128 rung.
+// Only sm_90a machine code exists for the kernel; elsewhere its body is empty and skip_reason refuses.
+#include <cuda.h>  // CUtensorMap and its enums (types only; the function comes from the entry point)
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
+#include "core/cuda/vec.cuh"
+#include "gemm/gemm/gemm_cuda.cuh"
+#include "gemm/gemm/gemm_ptx.cuh"
+#include "quant/fp8_gemm/fp8_cuda.cuh"
+
+namespace kbench::kernels::fp8 {
+namespace {
+
+namespace ptx = gemm::ptx;
+
+constexpr int kBM = 128, kBK = 128;  // kBK in elements = bytes
+constexpr int kConsumers = 2;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kABytes = kBM * kBK;             // 16 KiB: 128 rows of 128 bytes
+constexpr int kHalfBytes = 128 * kBK;          // 16 KiB: 128 rows of B
+constexpr int kCBox = 64;                      // C store box: 64 x 64 bf16
+constexpr int kCBoxBytes = kCBox * kCBox * 2;  // 8 KiB; two a consumer, stored in turn
+constexpr int kCBytes = kConsumers * 2 * kCBoxBytes;
+static_assert(kABytes % 1024 == 0 && kHalfBytes % 1024 == 0, "tiles must start on 1024-byte boundaries");
+
+// The block tile is 128 x (128 kHalves): kHalves = 1 is cuda_wgmma_fp8; kHalves = 2
+// (cuda_wgmma_fp8_n256) gives each consumer 64 x 256, computed as two 128-column halves a k tile
+// into the same 64 partial-sum registers (acc 128 + part 64 fit the 232 a consumer has; two part
+// sets would not), halving the tiles and the A traffic per FLOP.
+template <int kHalves>
+struct Tile {
+  static constexpr int kBN = 128 * kHalves;
+  static constexpr int kStages = kHalves == 1 ? 6 : 4;
+  static constexpr int kBBytes = kBN * kBK;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "stages and C boxes must fit an SM's shared memory");
+  static_assert(kStageBytes % 1024 == 0, "tiles must start on 1024-byte boundaries");
+};
+
+#if KB_GEMM_SM90A
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr int kGroupM = 16;
+
+__device__ __forceinline__ void TileOf(int id, int tiles_m, int tiles_n, int* tm, int* tn) {
+  const int per_group = kGroupM * tiles_n;
+  const int first_m = (id / per_group) * kGroupM;
+  const int group_m = min(tiles_m - first_m, kGroupM);
+  const int in_group = id % per_group;
+  *tm = first_m + in_group % group_m;
+  *tn = in_group / group_m;
+}
+
+// d[64] (+)= A(64x32 E4M3, K-major, desc_a) * B(32x128 E4M3, K-major, desc_b); accumulate = 0 starts
+// from zero (the first k step of a promotion block). Accumulator layout as the bf16 rung's: warp w of
+// the warpgroup owns rows 16w..16w+15; d[4j], d[4j+1] are row 16w + lane/4, columns 8j + 2(lane%4) and
+// +1; d[4j+2], d[4j+3] the same columns 8 rows lower. FP8 wgmma has no transpose immediates: both
+// operands must be K-major.
+__device__ __forceinline__ void WgmmaM64N128K32E4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, "
+      "%64, %65, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// Pins the accumulators at this point (see gemm_wgmma.cu's FenceAccumulators).
+__device__ __forceinline__ void Pin(float (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif  // KB_GEMM_SM90A
+
+// Shared memory (base rounded up to 1024): stage s holds A at s*32K and B at s*32K + 16K; consumer c's
+// two C boxes follow the stages; then kStages "full" and kStages "empty" mbarriers.
+template <int kHalves>
+__global__ void __launch_bounds__(kThreads, 1)
+    Fp8GemmWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
+                 const __grid_constant__ CUtensorMap tma_c, const float* __restrict__ scale_a,
+                 const float* __restrict__ scale_b, int m, int n, int k, int k_blocks) {
+#if KB_GEMM_SM90A
+  using T = Tile<kHalves>;
+  constexpr int kBN = T::kBN, kStages = T::kStages, kStageBytes = T::kStageBytes;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t c_boxes = base + kStages * kStageBytes;
+  const uint32_t full_bar = c_boxes + kCBytes;
+  const uint32_t empty_bar = full_bar + 8 * kStages;
+  const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kBN - 1) / kBN;
+  const int tiles = tiles_m * tiles_n;
+  const int k_tiles = (k + kBK - 1) / kBK;
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::MbarInit(full_bar + 8 * s, 1);
+      ptx::MbarInit(empty_bar + 8 * s, kConsumers * 4);  // one arrival per consumer warp
+    }
+    ptx::FenceBarrierInit();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    ptx::SetMaxNRegDec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int tm, tn;
+        TileOf(tile, tiles_m, tiles_n, &tm, &tn);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          ptx::MbarWait(empty_bar + 8 * stage, phase ^ 1);
+          const uint32_t full = full_bar + 8 * stage;
+          ptx::MbarArriveExpectTx(full, kStageBytes);
+          const uint32_t sa = base + stage * kStageBytes;
+          ptx::TmaLoad2d(sa, &tma_a, kt * kBK, tm * kBM, full);
+          ptx::TmaLoad2d(sa + kABytes, &tma_b, kt * kBK, tn * kBN, full);
+          if (++stage == kStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {
+    ptx::SetMaxNRegInc<kConsumerRegs>();
+    const int consumer = wg - 1;
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    // Per-tensor: one factor in the epilogue. Block scales (k_blocks > 0): each k tile's partial sums
+    // are promoted with scale_a of their row and 128-k block times scale_b of the tile's 128x128
+    // block (the block tile is exactly one 128-column block of B), and the epilogue multiplies by 1.
+    const float scale = k_blocks > 0 ? 1.0f : *scale_a * *scale_b;
+    const int r0 = warp * 16 + lane / 4;  // and r0 + 8: this thread's accumulator rows in its 64
+    float acc[64 * kHalves], part[64];
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      TileOf(tile, tiles_m, tiles_n, &tm, &tn);
+#pragma unroll
+      for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        ptx::MbarWait(full_bar + 8 * stage, phase);
+        __syncwarp();
+        const uint32_t sa = base + stage * kStageBytes + consumer * (64 * 128);
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h) {
+          const uint32_t sb = base + stage * kStageBytes + kABytes + h * kHalfBytes;
+          Pin(part);
+          ptx::WgmmaFence();
+#pragma unroll
+          for (int kk = 0; kk < kBK / 32; ++kk)  // 32 k = 32 bytes along both operands' swizzled rows
+            WgmmaM64N128K32E4m3(part, ptx::DescKMajorSw128(sa + kk * 32), ptx::DescKMajorSw128(sb + kk * 32), kk);
+          ptx::WgmmaCommit();
+          ptx::WgmmaWait<0>();
+          Pin(part);
+          if (h == kHalves - 1) {
+            if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+          }
+          // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
+          float* dst = acc + 64 * h;
+          if (k_blocks > 0) {
+            const int row = tm * kBM + consumer * 64 + r0;
+            const float sb_scale = scale_b[static_cast<int64_t>(tn * kHalves + h) * k_blocks + kt];
+            const float s0 = scale_a[static_cast<int64_t>(kt) * m + min(row, m - 1)] * sb_scale;
+            const float s1 = scale_a[static_cast<int64_t>(kt) * m + min(row + 8, m - 1)] * sb_scale;
+#pragma unroll
+            for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
+          } else {
+#pragma unroll
+            for (int i = 0; i < 64; ++i) dst[i] += part[i];
+          }
+        }
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+      const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
+#pragma unroll
+      for (int q = 0; q < kBN / kCBox; ++q) {
+        const uint32_t box = boxes + (q % 2) * kCBoxBytes;
+        if (t == 0) ptx::BulkWaitRead<1>();
+        ptx::NamedBarrier(1 + consumer, 128);
+#pragma unroll
+        for (int u = 0; u < kCBox / 8; ++u) {
+          const int j = q * (kCBox / 8) + u;
+          const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
+          ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]));
+          ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]));
+        }
+        ptx::FenceProxyAsyncShared();
+        ptx::NamedBarrier(1 + consumer, 128);
+        if (t == 0) {
+          ptx::TmaStore2d(&tma_c, tn * kBN + q * kCBox, tm * kBM + consumer * 64, box);
+          ptx::BulkCommit();
+        }
+      }
+    }
+    if (t == 0) ptx::BulkWaitAll();
+  }
+#endif  // KB_GEMM_SM90A
+}
+
+// ---- host ----------------------------------------------------------------------------------------
+using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
+
+EncodeTiledFn EncodeTiled() {
+  static EncodeTiledFn fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
+#endif
+    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess) fn = reinterpret_cast<EncodeTiledFn>(p);
+    cudaGetLastError();
+  });
+  return fn;
+}
+
+// A row-major rows x cols tensor of `elem` bytes an element, boxes of box_cols x box_rows, 128B swizzle.
+int EncodeMap(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* data, uint64_t rows, uint64_t cols,
+              uint32_t box_rows, uint32_t box_cols) {
+  const EncodeTiledFn encode = EncodeTiled();
+  if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * elem};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r =
+      encode(map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+template <int kHalves>
+int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
+  using T = Tile<kHalves>;
+  constexpr int kBN = T::kBN, kSmemBytes = T::kSmemBytes;
+  const Fp8Args g = ArgsOf(p, t);
+  const cudaStream_t s = cuda::AsStream(stream);
+  int rc = 0;
+  if (HandleDegenerate(g, s, &rc)) return rc;
+  if (!cuda::Aligned16(g.a) || !cuda::Aligned16(g.b) || !cuda::Aligned16(g.c)) return LaunchFp8Simt(g, s);
+  CUtensorMap map_a, map_b, map_c;
+  if (const int e = EncodeMap(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g.a, g.m, g.k, kBM, kBK); e != 0) return e;
+  if (const int e = EncodeMap(&map_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, g.b, g.n, g.k, kBN, kBK); e != 0) return e;
+  if (const int e = EncodeMap(&map_c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g.c, g.m, g.n, kCBox, kCBox); e != 0)
+    return e;
+  int sms = 0;
+  KB_CUDA_TRY(cuda::SmCount(&sms));
+  const int64_t tiles = cuda::CeilDiv(g.m, kBM) * cuda::CeilDiv(g.n, kBN);
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(&Fp8GemmWgmma<kHalves>), kSmemBytes));
+  Fp8GemmWgmma<kHalves><<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, g.scale_a, g.scale_b,
+                                                           static_cast<int>(g.m), static_cast<int>(g.n),
+                                                           static_cast<int>(g.k), static_cast<int>(g.k_blocks));
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+std::string SkipWgmma(const Problem& p) {
+  if (std::string why = gemm::Int32DimsSkip(p); !why.empty()) return why;
+  if (p.dim("K") % 16 != 0 || p.dim("N") % 8 != 0)
+    return "TMA needs row strides that are multiples of 16 bytes: K % 16 == 0 (E4M3) and N % 8 == 0 (bf16 C) (K = " +
+           std::to_string(p.dim("K")) + ", N = " + std::to_string(p.dim("N")) + "); cuda_v1_simt handles these shapes";
+  std::string why;
+  const int cc = gemm::CurrentComputeCapability(&why);
+  if (cc == 0) return why;
+  if (cc != 90)
+    return "needs an sm_90 (Hopper) device: FP8 wgmma, TMA and setmaxnreg are built only as sm_90a machine code; "
+           "this device is " +
+           std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+  return "";
+}
+
+std::vector<LaunchInfo> LaunchesWgmma(const Problem&) {
+  return {
+      {"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1>, kThreads, Tile<1>::kSmemBytes}};
+}
+
+std::vector<LaunchInfo> LaunchesWgmmaN256(const Problem&) {
+  return {
+      {"Fp8GemmWgmma<128x256x128,4 stages,promoted>", (const void*)&Fp8GemmWgmma<2>, kThreads, Tile<2>::kSmemBytes}};
+}
+
+}  // namespace
+
+void AddFp8WgmmaVariant(OpDef& op) {
+  op.variants.push_back({
+      .name = "cuda_wgmma_fp8",
+      .description = "Hopper: TMA, mbarriers, warp-specialized FP8 wgmma, partial sums promoted to fp32 per 128 k.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kFP8E4M3},
+      .min_compute_capability = 90,
+      .skip_reason = SkipWgmma,
+      .run_cuda = RunWgmma<1>,
+      .launches = LaunchesWgmma,
+  });
+  op.variants.push_back({
+      .name = "cuda_wgmma_fp8_n256",
+      .description = "cuda_wgmma_fp8 with 128x256 block tiles: each consumer computes two 128-column halves a k tile.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kFP8E4M3},
+      .min_compute_capability = 90,
+      .skip_reason = SkipWgmma,
+      .run_cuda = RunWgmma<2>,
+      .launches = LaunchesWgmmaN256,
+  });
+}
+
+}  // namespace kbench::kernels::fp8

@@ -1,0 +1,53 @@
+// The w4a16_gemm op's functions and its weight format, each defined in this folder. The suite lists
+// MakeW4a16GemmOp (kernels/suite.h); the others are its parts, for tests and the CUDA rungs.
+//
+// The weight format (the op's own, shared by the reference, the fills, the tests and the kernels):
+//   W       int32 [N, K/8]: word w of row n holds the unsigned 4-bit codes q of k = 8w .. 8w+7, element
+//           j in nibble (j / 2) + 4 * (j % 2), i.e. nibbles 0..7 hold elements 0,2,4,6,1,3,5,7. So
+//           (word >> 4i) & 0x000f000f puts elements 2i and 2i+1 in the low bits of each 16-bit half,
+//           where one lop3 with 0x43004300 turns them into the bf16 pair (128 + q): the magic-number
+//           dequantization of cuda_v3_gemv_magic.
+//   scales  bf16 [N, groups], zeros bf16 [N, groups] (zero points in code units, whole numbers in
+//           [0, 15]); group g covers k = 128g .. 128g+127, the last group is partial when 128 does not
+//           divide K.
+//   The weight of (n, k) is (q - zero) * scale.
+#pragma once
+
+#include <cstdint>
+
+#include "core/op.h"
+
+namespace kbench::kernels {
+
+inline constexpr int64_t kW4Group = 128;  // k values per scale and zero point
+inline constexpr int kW4PerWord = 8;      // 4-bit codes per int32 word
+
+OpDef MakeW4a16GemmOp();                   // w4a16_gemm_op.cc: the op with every rung of this build
+OpDef W4a16GemmDefinition();               // w4a16_gemm_op.cc: the definition alone, no rungs
+void AddW4a16GemmCpuVariants(OpDef& op);   // w4a16_gemm_cpu.cc
+void AddW4a16GemmCudaVariants(OpDef& op);  // w4a16_gemm_cuda.cu; compiled only with CUDA
+
+// Nibble position of element j (0..7) inside its word.
+constexpr int W4Nibble(int j) { return j / 2 + 4 * (j % 2); }
+
+// Packs 8 codes (each 0..15, element order) into one word of the format above.
+uint32_t PackW4Word(const uint8_t (&q)[8]);
+// The code of element j of a packed word.
+inline uint8_t W4Code(uint32_t word, int j) { return static_cast<uint8_t>((word >> (4 * W4Nibble(j))) & 0xfu); }
+
+// The seeded quantized weights of a problem, one generator for the W, scales, zeros and W_bf16
+// fills (so the four tensors always describe the same weights): code of (n, k), and the scale and
+// zero point of (n, group). Scales have 4 significant bits (m * 2^-7, m in 8..11), so every
+// (q - zero) * scale is exactly a bf16 value.
+uint8_t W4CodeAt(uint64_t seed, int64_t n, int64_t k, int64_t K);
+float W4ScaleAt(uint64_t seed, int64_t n, int64_t g);
+float W4ZeroAt(uint64_t seed, int64_t n, int64_t g);
+
+// The dequantized weight of (n, k) read from the packed tensors (host memory).
+double W4Dequant(const uint32_t* w, const uint16_t* scales, const uint16_t* zeros, int64_t K, int64_t n, int64_t k);
+
+// The dims a problem must have besides M, N, K: K/8 words a row and ceil(K/128) groups.
+inline int64_t W4Words(int64_t k) { return k / kW4PerWord; }
+inline int64_t W4Groups(int64_t k) { return (k + kW4Group - 1) / kW4Group; }
+
+}  // namespace kbench::kernels

@@ -1,0 +1,140 @@
+// w4a16_gemm's definition on the host: the packed format (nibble order the magic-number rung
+// relies on), the fills describing one set of weights, the reference on a hand-made example, the
+// derived dims' validation, the cost split and the CPU rung against the reference.
+#include "quant/w4a16_gemm/w4a16_gemm.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/random.h"
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace kbench::kernels {
+namespace {
+
+using testing::GetOp;
+
+Problem Mnk(const OpDef& op, int64_t m, int64_t n, int64_t k) {
+  return MakeProblem(op, {m, n, k, W4Words(k), W4Groups(k)}, Dtype::kBF16);
+}
+
+TEST(W4a16Format, PairsOfTheMagicTrickShareAShift) {
+  const uint8_t q[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const uint32_t w = PackW4Word(q);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(W4Code(w, j), q[j]) << j;
+  // (w >> 4i) & 0x000f000f holds elements 2i (low half) and 2i + 1 (high half).
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t pair = (w >> (4 * i)) & 0x000f000fu;
+    EXPECT_EQ(pair & 0xffffu, q[2 * i]) << i;
+    EXPECT_EQ(pair >> 16, q[2 * i + 1]) << i;
+    // OR'd into 0x4300 (bf16 128.0, ulp 1) the halves read 128 + q.
+    EXPECT_EQ(Bf16ToFloat(static_cast<uint16_t>((pair | 0x43004300u) & 0xffffu)), 128.0f + q[2 * i]);
+    EXPECT_EQ(Bf16ToFloat(static_cast<uint16_t>((pair | 0x43004300u) >> 16)), 128.0f + q[2 * i + 1]);
+  }
+}
+
+TEST(W4a16Format, GeneratorRanges) {
+  for (int64_t n = 0; n < 50; ++n)
+    for (int64_t g = 0; g < 4; ++g) {
+      const float s = W4ScaleAt(7, n, g), z = W4ZeroAt(7, n, g);
+      EXPECT_GE(s, 0.0625f);
+      EXPECT_LE(s, 11 * 0x1p-7f);
+      EXPECT_EQ(RoundBf16(s), s);
+      EXPECT_GE(z, 4.0f);
+      EXPECT_LE(z, 11.0f);
+      EXPECT_EQ(z, static_cast<float>(static_cast<int>(z)));
+      EXPECT_LE(W4CodeAt(7, n, g, 4), 15);
+    }
+}
+
+// The four weight tensors of a filled problem describe the same weights: W_bf16 is the packed
+// weights dequantized, exactly.
+TEST(W4a16Fills, DequantizedCopyMatchesThePackedWeights) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  const Problem p = Mnk(op, 2, 37, 200);  // a partial last group
+  testing::HostTensors h = testing::Allocate(op, p);
+  testing::FillInputsPoisonOutputs(op, h, 5);
+  const auto* w = static_cast<const uint32_t*>(h.tensors[1].data);
+  const auto* s = static_cast<const uint16_t*>(h.tensors[2].data);
+  const auto* z = static_cast<const uint16_t*>(h.tensors[3].data);
+  const auto* wd = static_cast<const uint16_t*>(h.tensors[4].data);
+  int distinct_codes = 0;
+  std::vector<bool> seen(16);
+  for (int64_t n = 0; n < 37; ++n)
+    for (int64_t k = 0; k < 200; ++k) {
+      const double v = W4Dequant(w, s, z, 200, n, k);
+      ASSERT_EQ(Bf16ToFloat(wd[n * 200 + k]), v) << n << "," << k;
+      ASSERT_LE(std::abs(v), 1.0);
+      const uint8_t q = W4Code(w[n * 25 + k / 8], static_cast<int>(k % 8));
+      if (!seen[q]) seen[q] = true, ++distinct_codes;
+    }
+  EXPECT_EQ(distinct_codes, 16);
+}
+
+TEST(W4a16Reference, HandExample) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  // M = 1, N = 2, K = 8: one word a row. Row 0 codes 0..7, zero 2, scale 0.5; row 1 all 15, zero 0,
+  // scale 1. A = [1, 0, 0, 0, 0, 0, 0, 2].
+  const Problem p = Mnk(op, 1, 2, 8);
+  uint16_t a[8] = {};
+  a[0] = FloatToBf16(1), a[7] = FloatToBf16(2);
+  const uint8_t q0[8] = {0, 1, 2, 3, 4, 5, 6, 7}, q1[8] = {15, 15, 15, 15, 15, 15, 15, 15};
+  uint32_t w[2] = {PackW4Word(q0), PackW4Word(q1)};
+  uint16_t s[2] = {FloatToBf16(0.5f), FloatToBf16(1.0f)}, z[2] = {FloatToBf16(2.0f), FloatToBf16(0.0f)};
+  uint16_t wd[16] = {}, c[2] = {};
+  const Tensor in[5] = {
+      {a, 8, Dtype::kBF16}, {w, 2, Dtype::kI32}, {s, 2, Dtype::kBF16}, {z, 2, Dtype::kBF16}, {wd, 16, Dtype::kBF16}};
+  const auto out = testing::RunReference(op, p, in);
+  // Row 0: 1 * (0 - 2) * 0.5 + 2 * (7 - 2) * 0.5 = -1 + 5 = 4. Row 1: 1 * 15 + 2 * 15 = 45.
+  EXPECT_EQ(out.at(0), (std::vector<double>{4.0, 45.0}));
+  (void)c;
+}
+
+TEST(W4a16Definition, ValidatesDerivedDims) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  EXPECT_EQ(op.validate(Mnk(op, 1, 14336, 4096)), "");
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 4096, 4096, 32})).find("K_words must be K / 8 = 512"),
+            std::string::npos);
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 200, 25, 1})).find("groups must be ceil(K / 128) = 2"),
+            std::string::npos);
+  EXPECT_NE(op.validate(MakeProblem(op, {1, 64, 12, 1, 1})).find("multiple of 8"), std::string::npos);
+  for (const Preset& preset : op.presets)
+    for (const Problem& p : preset.problems) EXPECT_EQ(op.validate(p), "") << preset.name << " " << p.label();
+}
+
+TEST(W4a16Definition, CostCountsPackedWeightsNotTheBf16Copy) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  const Cost c = op.cost(Mnk(op, 1, 14336, 4096));
+  // A 8 KiB, W 14336 * 4096 / 2, scales and zeros 14336 * 32 * 2 bytes each.
+  EXPECT_EQ(c.bytes_read, 4096 * 2 + 14336.0 * 4096 / 2 + 14336.0 * 32 * 4);
+  EXPECT_EQ(c.bytes_written, 14336 * 2);
+  EXPECT_EQ(c.flops, 2.0 * 14336 * 4096);
+}
+
+TEST(W4a16Definition, HasTheIssuesPresets) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  ASSERT_NE(op.find_preset("decode"), nullptr);
+  EXPECT_EQ(op.find_preset("decode")->problems.size(), 9u);
+  ASSERT_NE(op.find_preset("prefill"), nullptr);
+  for (const Problem& p : op.find_preset("prefill")->problems) EXPECT_EQ(p.dim("M"), 4096);
+  bool partial_group = false;
+  for (const Problem& p : op.find_preset("edge")->problems) partial_group |= p.dim("K") % 128 != 0;
+  EXPECT_TRUE(partial_group);
+}
+
+TEST(W4a16CpuRung, MatchesReference) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  std::vector<Problem> problems = op.find_preset("small")->problems;
+  for (const Problem& p : op.find_preset("edge")->problems) problems.push_back(p);
+  for (Problem p : problems) {
+    p.dtype = Dtype::kBF16;
+    for (uint64_t seed : {1, 2})
+      for (const auto& [variant, r] : testing::CheckCpuVariants(op, p, seed))
+        EXPECT_TRUE(r.passed) << variant << " " << p.label() << ": " << r.mismatches << " mismatches, max abs "
+                              << r.max_abs_error;
+  }
+}
+
+}  // namespace
+}  // namespace kbench::kernels
