@@ -4,24 +4,22 @@
 #pragma once
 
 // clang-format off
-#define KBENCH_SUITE_OPS(X)                               \
-  X(MakeVectorAddOp)     /* elementwise/vector_add/    */ \
-  X(MakeRmsnormOp)       /* reduction/rmsnorm/         */ \
-  X(MakeSoftmaxOp)       /* reduction/softmax/         */ \
-  X(MakeGemmOp)          /* gemm/gemm/                 */ \
-  X(MakeSiluMulBiasOp)   /* elementwise/silu_mul_bias/ */ \
-  X(MakeReduceSumOp)     /* reduction/reduce_sum/      */ \
-  X(MakeLayernormOp)     /* reduction/layernorm/       */ \
-  X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */ \
-  X(MakePagedDecodeOp)   /* attention/paged_decode/    */
-
-  X(MakeFp8QuantOp)      /* quant/fp8_quant/           */ \
-  X(MakeSiluAndMulOp)    /* elementwise/silu_and_mul/  */ \
-  X(MakeRmsnormFp8QuantOp)   /* quant/rmsnorm_fp8_quant/  */ \
-  X(MakeSiluMulFp8QuantOp)   /* quant/silu_mul_fp8_quant/ */ \
-  X(MakeRopeOp)              /* elementwise/rope/         */
-
-  X(MakeW4a16GemmOp)     /* quant/w4a16_gemm/          */ \
-  X(MakeFp8GemmOp)       /* quant/fp8_gemm/            */ \
-  X(MakeFp8GemmBlockOp)  /* quant/fp8_gemm/ (block scales) */
+#define KBENCH_SUITE_OPS(X)                                    \
+  X(MakeVectorAddOp)        /* elementwise/vector_add/    */     \
+  X(MakeRmsnormOp)          /* reduction/rmsnorm/         */     \
+  X(MakeSoftmaxOp)          /* reduction/softmax/         */     \
+  X(MakeGemmOp)             /* gemm/gemm/                 */     \
+  X(MakeSiluMulBiasOp)      /* elementwise/silu_mul_bias/ */     \
+  X(MakeReduceSumOp)        /* reduction/reduce_sum/      */     \
+  X(MakeLayernormOp)        /* reduction/layernorm/       */     \
+  X(MakeAddRmsnormOp)       /* reduction/add_rmsnorm/     */     \
+  X(MakePagedDecodeOp)      /* attention/paged_decode/    */     \
+  X(MakeFp8QuantOp)         /* quant/fp8_quant/           */     \
+  X(MakeSiluAndMulOp)       /* elementwise/silu_and_mul/  */     \
+  X(MakeRmsnormFp8QuantOp)  /* quant/rmsnorm_fp8_quant/  */      \
+  X(MakeSiluMulFp8QuantOp)  /* quant/silu_mul_fp8_quant/ */      \
+  X(MakeRopeOp)             /* elementwise/rope/         */      \
+  X(MakeW4a16GemmOp)        /* quant/w4a16_gemm/          */     \
+  X(MakeFp8GemmOp)          /* quant/fp8_gemm/            */     \
+  X(MakeFp8GemmBlockOp)     /* quant/fp8_gemm/ (block scales) */
 // clang-format on

@@ -4,15 +4,11 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-<<<<<<< HEAD
 #   tests: every *_gpu_test in the bundle (the families', skip-after-N, resources) but those below,
-#   gemmtests: the GEMM ladder and its SASS check.
-#   phases: tests customtests custom leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes   (default: all of them)
-#   phases: tests customtests custom leak gemmtests abtests memory gemm quant isolation timing readmes
-#           (default: all of them)
->>>>>>> quant
-=======
-#   phases: tests customtests custom leak gemmtests qgemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   gemmtests: the GEMM ladder and its SASS check; qgemmtests, quant, decode: a family's tests,
+#   benchmarks and peers; harnesstests: ceilings, write-back, the event window.
+#   phases: tests customtests custom leak gemmtests qgemmtests abtests harnesstests decode quant memory gemm
+#           isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -38,12 +34,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-<<<<<<< HEAD
-phases=${*:-tests customtests leak gemmtests abtests harnesstests decode memory gemm isolation timing readmes}
-phases=${*:-tests customtests leak gemmtests abtests memory gemm quant isolation timing readmes}
->>>>>>> quant
-=======
-phases=${*:-tests customtests leak gemmtests qgemmtests abtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests qgemmtests abtests harnesstests decode quant memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -138,8 +129,6 @@ for phase in $phases; do
       ;;
     decode)  # paged_decode: its GPU test, the ladder on the decode and skewed presets, and SDPA decode beside it
       t=$bundle/tests/paged_decode_gpu_test
-    qgemmtests)  # the quantized GEMMs (kernels/quant: w4a16_gemm, fp8_gemm) and their torch peers
-      t=$bundle/tests/qgemm_gpu_test
       log "test $(basename "$t")"
       timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
         >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
@@ -154,6 +143,14 @@ for phase in $phases; do
       python3 "$here/paged_decode_peers.py" --bench "$out/paged_decode.jsonl" >"$out/paged_decode_peers.md" 2>&1 ||
         fail "$phase: paged_decode_peers.py failed"
       tee -a "$out/run.log" <"$out/paged_decode_peers.md"
+      ;;
+    qgemmtests)  # the quantized GEMMs (kernels/quant: w4a16_gemm, fp8_gemm) and their torch peers
+      t=$bundle/tests/qgemm_gpu_test
+      log "test $(basename "$t")"
+      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+        >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
+      tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
+      check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
       python3 "$here/qgemm_peers.py" --samples 20 >"$out/qgemm_peers.log" 2>&1 || fail "$phase: qgemm_peers.py failed"
       ;;
     customtests)  # custom kernels (worker/custom) through a kbench-runner child of this bundle
