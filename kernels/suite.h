@@ -12,5 +12,6 @@
   X(MakeSiluMulBiasOp)   /* elementwise/silu_mul_bias/ */ \
   X(MakeReduceSumOp)     /* reduction/reduce_sum/      */ \
   X(MakeLayernormOp)     /* reduction/layernorm/       */ \
-  X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */
+  X(MakeAddRmsnormOp)    /* reduction/add_rmsnorm/     */ \
+  X(MakeAttentionOp)     /* attention/attention/       */
 // clang-format on
