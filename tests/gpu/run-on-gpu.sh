@@ -4,7 +4,8 @@
 # timing cross-checked against Nsight Compute; then the family READMEs' tables (tests/gpu/tables.py).
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
-#   phases: tests customtests custom leak gemmtests abtests memory gemm isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests attentiontests abtests memory gemm attention isolation timing readmes
+#   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -28,7 +29,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests abtests memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests attentiontests abtests memory gemm attention isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -93,9 +94,10 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests | gemmtests | abtests)
+    tests | gemmtests | attentiontests | abtests)
       t=$bundle/tests/kernels_gpu_test
       [[ $phase == gemmtests ]] && t=$bundle/tests/gemm_gpu_test
+      [[ $phase == attentiontests ]] && t=$bundle/tests/attention_gpu_test  # every rung, edge and canonical shapes
       [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
       log "test $(basename "$t")"
       timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
@@ -151,6 +153,15 @@ for phase in $phases; do
         --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm
       submit gemm_decode OK --op gemm --preset decode --dtype bf16 --trials 1 --max-time-ms 300 --warmup-ms 20 \
         --variant cuda_gemv,cuda_gemv_split_k,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
+      ;;
+    attention)  # the attention ladder and its peers (PyTorch SDPA: FlashAttention-2 and cuDNN) in one run
+      rm -f "$out/attention-bench.jsonl" "$out/attention-peers.jsonl"
+      "$bundle/tests/kbench-bench" --op attention --preset canonical,gqa --dtype bf16 --trials 1 --max_time_ms 500 \
+        --calibration_cache "$cal" --json "$out/attention-bench.jsonl" 2>>"$out/attention.log" | tee "$out/attention-bench.txt" |
+        tee -a "$out/run.log" || fail "attention: kbench-bench reported a failed result"
+      python3 "$here/attention_peers.py" --preset canonical,gqa --dtype bf16 --json "$out/attention-peers.jsonl" \
+        --kbench "$out/attention-bench.jsonl" 2>>"$out/attention.log" | tee "$out/attention-peers.txt" | tee -a "$out/run.log"
+      [[ ${PIPESTATUS[0]} == 0 ]] || fail "attention: the SDPA peers did not run (see attention.log)"
       ;;
     isolation)
       start_cluster

@@ -85,6 +85,7 @@ inline std::string HeadDimSkip(const AttentionShape& s, std::initializer_list<in
 void AddAttentionNaiveVariant(OpDef& op);      // attention_naive.cu: cuda_v1_naive
 void AddAttentionFlashSimtVariant(OpDef& op);  // attention_flash_simt.cu: cuda_v2_flash_simt
 void AddAttentionFlashMmaVariant(OpDef& op);   // attention_flash_mma.cu: cuda_v3_flash_mma
+void AddAttentionFlashWgmmaVariant(OpDef& op); // attention_flash_wgmma.cu: cuda_v4_flash_wgmma (sm_90a)
 
 // The device reference (attention_reference.cu): a warp per query row, f32 accumulation, outputs
 // widened to double.

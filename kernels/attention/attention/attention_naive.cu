@@ -5,10 +5,10 @@
 //   2. a softmax kernel, one block per row: max, sum of exponentials, then P = exp(S - max) / sum
 //      written over S, and the row's log-sum-exp;
 //   3. O = P V, 16x16 tiles again.
-// S goes to global memory and comes back twice (written by 1, read and written by 2, read by 3):
-// 4 passes of 4*N_q*N_kv bytes per head against the 2*(N_q + 2 N_kv)*d bytes of Q, K, V, O. At
-// N = 4096, d = 128 that is 256 MiB per head against 4 MiB: the N^2 traffic, not the FLOPs, sets the
-// time, and it grows with N while the useful bytes grow with N. The workspace is not in the cost
+// S goes to global memory and back six times (written by 1; read three times and overwritten with P
+// by 2; P read by 3): 6 passes of 4*N_q*N_kv bytes per head against the 2*(N_q + 2 N_kv)*d bytes of
+// Q, K, V, O. At N = 4096, d = 128 that is 384 MiB per head against 4 MiB: the N^2 traffic, not the
+// FLOPs, sets the time, and it grows with N^2 while the useful bytes grow with N. The workspace is not in the cost
 // model (the op's fewest bytes), which is the point: the roofline shows how far this is from it.
 #include <cmath>
 #include <string>

@@ -85,12 +85,13 @@ int RunAttentionReferenceF32(const Problem& p, std::span<const Tensor> inputs, s
 }  // namespace attention
 
 // The ladder in teaching order: the unfused baseline, the flash idea on CUDA cores, then on the
-// tensor cores.
+// tensor cores (mma.sync, then Hopper's wgmma and TMA).
 void AddAttentionCudaVariants(OpDef& op) {
   op.gpu_reference = attention::RunAttentionReferenceF32;
   attention::AddAttentionNaiveVariant(op);
   attention::AddAttentionFlashSimtVariant(op);
   attention::AddAttentionFlashMmaVariant(op);
+  attention::AddAttentionFlashWgmmaVariant(op);
 }
 
 }  // namespace kbench::kernels
