@@ -7,8 +7,10 @@
 //     memory); the grid is (query tiles, batch x heads), the longest causal tiles launched first;
 //   - Q in registers: the 16 x d query fragment of each warp is loaded once by ldmatrix and reused by
 //     every key tile;
-//   - K and V tiles by cp.async, one tile of each in flight while the other is used: V_j loads during
-//     S = Q K_j^T, K_{j+1} during O += P V_j;
+//   - K and V tiles by cp.async in a ring of 3 stages: the loads of tile j+2 are issued when tile j
+//     starts, so two tiles' worth of math hides each load's latency, with one barrier per tile (a
+//     single K and V buffer, refilled as soon as it is free, left every warp of the SM waiting on
+//     the refill: one block of 8 warps fills an SM, so there is nobody else to run);
 //   - ldmatrix on XOR-swizzled shared memory: rows of d halves (128 or 256 bytes) put the 8 rows one
 //     ldmatrix reads on the same banks; chunk ^ (row % 8) spreads them over all 32;
 //   - P kept in registers between the two GEMMs: the accumulator layout of S (lane l holds row l/4,
@@ -33,10 +35,11 @@ namespace {
 namespace ptx = gemm::ptx;
 
 constexpr int kBlockM = 128, kBlockN = 64, kWarps = 8, kThreads = kWarps * 32;
+constexpr int kStages = 3;  // K/V tile pairs in flight
 
 template <int D>
 constexpr int MmaSmemBytes() {
-  return (kBlockM + 2 * kBlockN) * D * 2;  // Q, then K and V tiles; 64 KiB at d = 128
+  return (kBlockM + kStages * 2 * kBlockN) * D * 2;  // Q, then per stage a K and a V tile; 128 KiB at d = 128
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of D-half rows.
@@ -92,8 +95,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sq = ptx::SmemAddr(smem);
-  const uint32_t sk = sq + kBlockM * D * 2;
-  const uint32_t sv = sk + kBlockN * D * 2;
+  constexpr uint32_t kTile = kBlockN * D * 2;
+  const auto sk = [&](int st) { return sq + kBlockM * D * 2 + st * 2 * kTile; };  // stage st: K, then V
+  const auto sv = [&](int st) { return sk(st) + kTile; };
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t bh = blockIdx.y;
   const int64_t kv_head = (bh / s.h) * s.h_kv + (bh % s.h) / (s.h / s.h_kv);
@@ -108,9 +112,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int64_t key_end = s.causal ? min(s.n_kv, last_row + shift + 1) : s.n_kv;
   const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
 
+  // Group 0: Q and tile 0; groups 1 .. kStages-2: the next tiles (empty groups past the last tile
+  // keep the count of groups, and so the wait below, the same for every tile).
   LoadTile<D, kBlockM>(sq, qh, i0, s.n_q);
-  LoadTile<D, kBlockN>(sk, kh, 0, s.n_kv);
-  ptx::CpAsyncCommit();
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (st < n_tiles) {
+      LoadTile<D, kBlockN>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
+    }
+    ptx::CpAsyncCommit();
+  }
 
   // Rows of this thread: r_lo = warp*16 + lane/4 and r_lo + 8 of the block.
   const int r_lo = warp * 16 + (lane >> 2);
@@ -123,9 +135,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int jt = 0; jt < n_tiles; ++jt) {
     const int64_t j0 = static_cast<int64_t>(jt) * kBlockN;
-    ptx::CpAsyncWait<0>();  // K_j (and, the first time, Q) has landed
-    __syncthreads();        // for every thread; and no warp still reads V_{j-1}
-    LoadTile<D, kBlockN>(sv, vh, j0, s.n_kv);
+    const int st = jt % kStages;
+    ptx::CpAsyncWait<kStages - 2>();  // this thread's copies of tile j (and, the first time, Q) landed
+    __syncthreads();                  // everyone's; and no warp still reads tile j-1's stage
+    if (jt + kStages - 1 < n_tiles) {  // into tile j-1's stage
+      const int nst = (jt + kStages - 1) % kStages;
+      LoadTile<D, kBlockN>(sk(nst), kh, j0 + (kStages - 1) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN>(sv(nst), vh, j0 + (kStages - 1) * kBlockN, s.n_kv);
+    }
     ptx::CpAsyncCommit();
     if (jt == 0) {
 #pragma unroll
@@ -141,7 +158,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t kf[4];
         // Keys np*16 + (l & 7) + 8*(l >= 16), d chunk 2ks + ((l >> 3) & 1): b0, b1 of two key tiles.
-        ptx::LdMatrixX4(sk + Swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), kf);
+        ptx::LdMatrixX4(sk(st) + Swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), kf);
         Mma<T>(sc[2 * np], qf[ks], kf[0], kf[1]);
         Mma<T>(sc[2 * np + 1], qf[ks], kf[2], kf[3]);
       }
@@ -202,23 +219,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       pf[kk][2] = Pack<T>(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
       pf[kk][3] = Pack<T>(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
     }
-    ptx::CpAsyncWait<0>();  // V_j has landed
-    __syncthreads();        // for every thread; and no warp still reads K_j
-    if (jt + 1 < n_tiles) LoadTile<D, kBlockN>(sk, kh, j0 + kBlockN, s.n_kv);
-    ptx::CpAsyncCommit();
     // O += P V_j: V rows are keys (k), columns d (n): ldmatrix.trans gives the "col" B operand.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t vf[4];
-        ptx::LdMatrixX4Trans(sv + Swz<D>(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)), vf);
+        ptx::LdMatrixX4Trans(sv(st) + Swz<D>(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)), vf);
         Mma<T>(acc[2 * dp], pf[kk], vf[0], vf[1]);
         Mma<T>(acc[2 * dp + 1], pf[kk], vf[2], vf[3]);
       }
     }
   }
-  ptx::CpAsyncWait<0>();
+  ptx::CpAsyncWait<0>();  // only empty groups are left; nothing may land after the kernel
 
   // Epilogue: the quad's row sums, O / l into this warp's 16 rows of the Q tile (only this warp
   // reads them back), then 16-byte stores.

@@ -11,10 +11,12 @@
 //     O += P V is m64n{d}k16 with P as the register A operand: the S accumulator layout is the
 //     mma.sync A-fragment layout per warp, so P goes from the softmax to the tensor cores without
 //     shared memory, as in FA2.
-//   - the two warpgroups are scheduled independently, so one's softmax overlaps the other's wgmmas
-//     as the warp schedulers interleave them; FA3's explicit ping-pong (named barriers forcing the
-//     order) and its intra-warpgroup pipelining (issuing S_{j+1} = Q K_{j+1}^T before the softmax of
-//     S_j) are not here yet: this rung waits on each wgmma group before using its result.
+//   - intra-warpgroup overlap (FA3's two-stage pipelining): S_j = Q K_j^T is issued before
+//     O += P_{j-1} V_{j-1}, and the softmax of S_j runs while the tensor cores still work on the
+//     latter; O is rescaled only once that group has completed;
+//   - the two warpgroups are scheduled independently, so one's softmax also overlaps the other's
+//     wgmmas as the warp schedulers interleave them; FA3's explicit ping-pong (named barriers that
+//     force the alternation) is not here yet.
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
 // masked per element; the longest query tiles are launched first. Edges: TMA zero-fills and the
 // mask covers any N; the output is stored with row guards.
@@ -86,7 +88,7 @@ __device__ __forceinline__ uint32_t Pack2(float lo, float hi) {
 }
 #endif
 
-template <typename T, int D>
+template <typename T, int D, bool kPingPong>
 __global__ void __launch_bounds__(kThreads, 1)
     FlashWgmma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
@@ -152,24 +154,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const int64_t row0 = i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;
   const int64_t first_row = i0 + consumer * 64;  // this warpgroup's first query row
+  const uint32_t q_base = base + consumer * 64 * 128;  // this warpgroup's 64 rows in every Q chunk
   float acc[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+  float sc[64];
+  uint32_t pf[kBlockN / 16][4];
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-  const uint32_t q_base = base + consumer * 64 * 128;  // this warpgroup's 64 rows in every Q chunk
-  ptx::MbarWait(q_full, 0);
 
-  for (int j = 0; j < n_tiles; ++j) {
+  // S = Q K_j^T, issued and committed, not waited for.
+  const auto issue_s = [&](int j) {
     const int st = j % kStages;
-    const uint32_t parity = (j / kStages) & 1;
-    const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
-    float sc[64];
+    ptx::MbarWait(k_full(st), (j / kStages) & 1);
+    __syncwarp();  // the .aligned wgmma instructions need the warp converged
 #pragma unroll
     for (int i = 0; i < 64; ++i) sc[i] = 0.f;
-    ptx::MbarWait(k_full(st), parity);
-    __syncwarp();  // the .aligned wgmma instructions need the warp converged
     wg::FenceRegs(sc);
-    ptx::WgmmaFence();
+    wg::FenceRegs(acc);
+    wg::FenceRegs(pf);
+    ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
     const uint32_t k_base = base + L::kK + st * L::kTileBytes;
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
@@ -179,10 +182,24 @@ __global__ void __launch_bounds__(kThreads, 1)
                   ptx::DescKMajorSw128(k_base + (ks / 4) * L::kTileChunkBytes + off));
     }
     ptx::WgmmaCommit();
-    ptx::WgmmaWait<0>();
-    wg::FenceRegs(sc);
-    if (lane == 0) ptx::MbarArrive(k_empty(st));
-
+  };
+  // O += P_j V_j, issued and committed, not waited for (P_j stays in pf until it completes).
+  const auto issue_pv = [&](int j) {
+    const int st = j % kStages;
+    ptx::MbarWait(v_full(st), (j / kStages) & 1);
+    __syncwarp();
+    ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
+    const uint32_t v_base = base + L::kV + st * L::kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
+      Gemm2<T, D>(acc, pf[kk], ptx::DescMnMajorSw128(v_base + kk * 16 * 128, L::kTileChunkBytes));
+    ptx::WgmmaCommit();
+  };
+  // Masks S_j, updates the row maxima, turns S_j into exp2(S - m) in place and returns the factors
+  // the running sums and O must be scaled by (0 on the first tile).
+  const auto softmax = [&](int j, float* alpha0, float* alpha1) {
+    const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
     if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
 #pragma unroll
       for (int tt = 0; tt < 16; ++tt)
@@ -205,8 +222,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
     }
     const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+    // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
     const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-    const float alpha0 = exp2f(m0 * scale_log2 - b0), alpha1 = exp2f(m1 * scale_log2 - b1);
+    *alpha0 = exp2f(m0 * scale_log2 - b0), *alpha1 = exp2f(m1 * scale_log2 - b1);
     m0 = mn0, m1 = mn1;
     float ps0 = 0.f, ps1 = 0.f;
 #pragma unroll
@@ -218,14 +236,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       ps0 += sc[4 * tt] + sc[4 * tt + 1];
       ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
     }
-    l0 = l0 * alpha0 + ps0;
-    l1 = l1 * alpha1 + ps1;
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
-      acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
-    }
-    uint32_t pf[kBlockN / 16][4];
+    // Row sums stay per lane (a quad's four partial sums) until the end.
+    l0 = l0 * *alpha0 + ps0;
+    l1 = l1 * *alpha1 + ps1;
+  };
+  // P_j = S_j rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
+  const auto to_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
       pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
@@ -233,21 +249,66 @@ __global__ void __launch_bounds__(kThreads, 1)
       pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
       pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
     }
-    ptx::MbarWait(v_full(st), parity);
-    __syncwarp();
+  };
+
+  // Ping-pong (FA3): the two warpgroups take turns issuing their wgmmas, each turn opened by the
+  // other's arrival on a named barrier (ids 1 and 2; 256 threads: one warpgroup syncs, the other
+  // arrives), so one warpgroup's softmax runs while the other's GEMMs own the tensor cores.
+  // Consumer 0 goes first: consumer 1 arrives once up front and skips its last arrival, so every
+  // arrival is matched.
+  const int turns = n_tiles + 1;
+  int turn = 0;
+  const auto begin_turn = [&] {
+    if constexpr (kPingPong) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + consumer) : "memory");
+  };
+  const auto end_turn = [&] {
+    if constexpr (kPingPong) {
+      if (consumer == 0 || ++turn < turns) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
+    }
+  };
+  if constexpr (kPingPong)
+    if (consumer == 1) asm volatile("bar.arrive %0, 256;\n" ::"r"(1) : "memory");
+
+  ptx::MbarWait(q_full, 0);
+  float alpha0, alpha1;
+  begin_turn();
+  issue_s(0);
+  end_turn();
+  ptx::WgmmaWait<0>();
+  wg::FenceRegs(sc);
+  if (lane == 0) ptx::MbarArrive(k_empty(0));
+  softmax(0, &alpha0, &alpha1);
+  to_p();
+  // FA3's intra-warpgroup overlap: S_{j} = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
+  // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
+  for (int j = 1; j < n_tiles; ++j) {
+    begin_turn();
+    issue_s(j);
+    issue_pv(j - 1);
+    end_turn();
+    ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
+    wg::FenceRegs(sc);
+    if (lane == 0) ptx::MbarArrive(k_empty(j % kStages));
+    softmax(j, &alpha0, &alpha1);
+    ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
     wg::FenceRegs(acc);
     wg::FenceRegs(pf);
-    ptx::WgmmaFence();
-    const uint32_t v_base = base + L::kV + st * L::kTileBytes;
+    if (lane == 0) ptx::MbarArrive(v_empty((j - 1) % kStages));
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
-      Gemm2<T, D>(acc, pf[kk], ptx::DescMnMajorSw128(v_base + kk * 16 * 128, L::kTileChunkBytes));
-    ptx::WgmmaCommit();
-    ptx::WgmmaWait<0>();
-    wg::FenceRegs(acc);
-    if (lane == 0) ptx::MbarArrive(v_empty(st));
+    for (int i = 0; i < D / 8; ++i) {
+      acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
+      acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
+    }
+    to_p();
   }
+  wg::FenceRegs(acc);
+  wg::FenceRegs(pf);
+  begin_turn();
+  issue_pv(n_tiles - 1);
+  end_turn();
+  ptx::WgmmaWait<0>();
+  wg::FenceRegs(acc);
+  if (lane == 0) ptx::MbarArrive(v_empty((n_tiles - 1) % kStages));
 
 #pragma unroll
   for (int off = 1; off <= 2; off <<= 1) {
@@ -305,7 +366,7 @@ int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t heads, u
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
 
-template <typename T, int D>
+template <typename T, int D, bool kPingPong>
 int LaunchWgmma(const AttnArgs& a, cudaStream_t st) {
   const AttentionShape& s = a.s;
   CUtensorMap mq, mk, mv;
@@ -313,7 +374,7 @@ int LaunchWgmma(const AttnArgs& a, cudaStream_t st) {
   if (const int e = EncodeMap(&mk, a.k, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
   if (const int e = EncodeMap(&mv, a.v, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
   constexpr int kSmem = Layout<D>::kSmem;
-  const auto kernel = FlashWgmma<T, D>;
+  const auto kernel = FlashWgmma<T, D, kPingPong>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(s.n_q, kBlockM)), static_cast<unsigned>(s.b * s.h));
   kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s,
@@ -322,6 +383,7 @@ int LaunchWgmma(const AttnArgs& a, cudaStream_t st) {
   return 0;
 }
 
+template <bool kPingPong>
 int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
   const AttnArgs a = ArgsOf(p, t);
   const cudaStream_t st = cuda::AsStream(stream);
@@ -330,8 +392,8 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
     if (!cuda::Aligned16(ptr)) return static_cast<int>(cudaErrorMisalignedAddress);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchWgmma<T, 64>(a, st);
-    if (a.s.d == 128) return LaunchWgmma<T, 128>(a, st);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong>(a, st);
     return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   });
 }
@@ -351,10 +413,12 @@ std::string SkipWgmma(const Problem& p) {
   return "";
 }
 
+template <bool kPingPong>
 std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
   const bool f16 = p.dtype == Dtype::kF16, d64 = p.dim("d") == 64;
-  const void* f = f16 ? (d64 ? (const void*)&FlashWgmma<__half, 64> : (const void*)&FlashWgmma<__half, 128>)
-                      : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64> : (const void*)&FlashWgmma<__nv_bfloat16, 128>);
+  const void* f = f16 ? (d64 ? (const void*)&FlashWgmma<__half, 64, kPingPong> : (const void*)&FlashWgmma<__half, 128, kPingPong>)
+                      : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64, kPingPong>
+                             : (const void*)&FlashWgmma<__nv_bfloat16, 128, kPingPong>);
   return {{std::string("FlashWgmma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? Layout<64>::kSmem : Layout<128>::kSmem}};
 }
 
@@ -368,8 +432,19 @@ void AddAttentionFlashWgmmaVariant(OpDef& op) {
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 90,
       .skip_reason = SkipWgmma,
-      .run_cuda = RunWgmma,
-      .launches = LaunchesWgmma,
+      .run_cuda = RunWgmma<false>,
+      .launches = LaunchesWgmma<false>,
+  });
+  // Measurement aid while the ping-pong schedule is evaluated against the plain one.
+  op.variants.push_back({
+      .name = "cuda_v4b_flash_wgmma_pingpong",
+      .description = "cuda_v4_flash_wgmma with FA3's ping-pong between the two consumer warpgroups.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16, Dtype::kF16},
+      .min_compute_capability = 90,
+      .skip_reason = SkipWgmma,
+      .run_cuda = RunWgmma<true>,
+      .launches = LaunchesWgmma<true>,
   });
 }
 
