@@ -34,13 +34,7 @@ namespace {
 
 namespace ptx = gemm::ptx;
 
-constexpr int kBlockM = 128, kBlockN = 64, kWarps = 8, kThreads = kWarps * 32;
-constexpr int kStages = 3;  // K/V tile pairs in flight
-
-template <int D>
-constexpr int MmaSmemBytes() {
-  return (kBlockM + kStages * 2 * kBlockN) * D * 2;  // Q, then per stage a K and a V tile; 128 KiB at d = 128
-}
+constexpr int kBlockM = 128, kBlockN = 64;  // shared memory: Q, then per stage a K and a V tile
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of D-half rows.
 template <int D>
@@ -74,7 +68,7 @@ __device__ __forceinline__ uint32_t Pack(float lo, float hi) {
 
 // Copies `rows` rows of D halves starting at row r0 of a [n][D] matrix into a swizzled tile;
 // rows at or past n are zero-filled.
-template <int D, int kRows>
+template <int D, int kRows, int kThreads>
 __device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t r0, int64_t n) {
   constexpr int kChunks = D / 8;
   static_assert((kRows * kChunks) % kThreads == 0, "whole chunks per thread");
@@ -88,11 +82,24 @@ __device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t 
   }
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(kThreads, 1)
+// kM: 16-row mma tiles per warp. kM = 1: 8 warps of 16 rows, Q held in registers, 3 stages, one
+// block per SM. kM = 2 (FA2's layout): 4 warps of 32 rows; every K and V fragment feeds two mmas, so
+// ldmatrix traffic per mma drops from 1/2 to 5/16; Q is re-read from shared memory (its registers
+// would not fit beside 2 x 128 accumulators); 2 stages, two blocks per SM.
+template <int kM>
+struct Cfg {
+  static constexpr int kWarps = 8 / kM, kThreads = kWarps * 32, kStages = kM == 1 ? 3 : 2;
+  template <int D>
+  static constexpr int SmemBytes() { return (kBlockM + kStages * 2 * kBlockN) * D * 2; }
+};
+
+template <typename T, int D, int kM>
+__global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     FlashMma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
              float* __restrict__ lse, AttentionShape s, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using C = Cfg<kM>;
+  constexpr int kStg = C::kStages;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sq = ptx::SmemAddr(smem);
   constexpr uint32_t kTile = kBlockN * D * 2;
@@ -112,112 +119,137 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int64_t key_end = s.causal ? min(s.n_kv, last_row + shift + 1) : s.n_kv;
   const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
 
-  // Group 0: Q and tile 0; groups 1 .. kStages-2: the next tiles (empty groups past the last tile
-  // keep the count of groups, and so the wait below, the same for every tile).
-  LoadTile<D, kBlockM>(sq, qh, i0, s.n_q);
+  // Group 0: Q and tile 0; then the next kStg - 2 tiles (empty groups past the last tile keep the
+  // count of groups, and so the wait below, the same for every tile).
+  LoadTile<D, kBlockM, C::kThreads>(sq, qh, i0, s.n_q);
 #pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
+  for (int st = 0; st < kStg - 1; ++st) {
     if (st < n_tiles) {
-      LoadTile<D, kBlockN>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
-      LoadTile<D, kBlockN>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN, C::kThreads>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN, C::kThreads>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
     }
     ptx::CpAsyncCommit();
   }
 
-  // Rows of this thread: r_lo = warp*16 + lane/4 and r_lo + 8 of the block.
-  const int r_lo = warp * 16 + (lane >> 2);
-  const int64_t row0 = i0 + r_lo, row1 = row0 + 8;
-  uint32_t qf[D / 16][4];
-  float acc[D / 8][4];
+  // Rows of this thread in mma tile mt: r_lo(mt) = warp*16*kM + mt*16 + lane/4, and 8 below.
+  const int warp_row = warp * 16 * kM;
+  uint32_t qf[kM == 1 ? D / 16 : 1][4];  // kM = 1: Q in registers
+  float acc[kM][D / 8][4];
+  float m[kM][2], l[kM][2];
 #pragma unroll
-  for (int t = 0; t < D / 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  for (int mt = 0; mt < kM; ++mt) {
+    m[mt][0] = m[mt][1] = -INFINITY;
+    l[mt][0] = l[mt][1] = 0.f;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) acc[mt][t][0] = acc[mt][t][1] = acc[mt][t][2] = acc[mt][t][3] = 0.f;
+  }
 
   for (int jt = 0; jt < n_tiles; ++jt) {
     const int64_t j0 = static_cast<int64_t>(jt) * kBlockN;
-    const int st = jt % kStages;
-    ptx::CpAsyncWait<kStages - 2>();  // this thread's copies of tile j (and, the first time, Q) landed
-    __syncthreads();                  // everyone's; and no warp still reads tile j-1's stage
-    if (jt + kStages - 1 < n_tiles) {  // into tile j-1's stage
-      const int nst = (jt + kStages - 1) % kStages;
-      LoadTile<D, kBlockN>(sk(nst), kh, j0 + (kStages - 1) * kBlockN, s.n_kv);
-      LoadTile<D, kBlockN>(sv(nst), vh, j0 + (kStages - 1) * kBlockN, s.n_kv);
+    const int st = jt % kStg;
+    ptx::CpAsyncWait<kStg - 2>();  // this thread's copies of tile j (and, the first time, Q) landed
+    __syncthreads();               // everyone's; and no warp still reads tile j-1's stage
+    if (jt + kStg - 1 < n_tiles) {  // into tile j-1's stage
+      const int nst = (jt + kStg - 1) % kStg;
+      LoadTile<D, kBlockN, C::kThreads>(sk(nst), kh, j0 + (kStg - 1) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN, C::kThreads>(sv(nst), vh, j0 + (kStg - 1) * kBlockN, s.n_kv);
     }
     ptx::CpAsyncCommit();
-    if (jt == 0) {
+    if constexpr (kM == 1) {
+      if (jt == 0) {
 #pragma unroll
-      for (int ks = 0; ks < D / 16; ++ks) ptx::LdMatrixX4(sq + Swz<D>(warp * 16 + (lane & 15), ks * 2 + (lane >> 4)), qf[ks]);
+        for (int ks = 0; ks < D / 16; ++ks) ptx::LdMatrixX4(sq + Swz<D>(warp_row + (lane & 15), ks * 2 + (lane >> 4)), qf[ks]);
+      }
     }
-    // S = Q K_j^T: 16 x 64 per warp, 8 tiles of 16x8.
-    float sc[kBlockN / 8][4];
+    // S = Q K_j^T: 16*kM x 64 per warp, kM x 8 tiles of 16x8.
+    float sc[kM][kBlockN / 8][4];
 #pragma unroll
-    for (int t = 0; t < kBlockN / 8; ++t) sc[t][0] = sc[t][1] = sc[t][2] = sc[t][3] = 0.f;
+    for (int mt = 0; mt < kM; ++mt)
+#pragma unroll
+      for (int t = 0; t < kBlockN / 8; ++t) sc[mt][t][0] = sc[mt][t][1] = sc[mt][t][2] = sc[mt][t][3] = 0.f;
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
+      uint32_t qa[kM][4];
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        if constexpr (kM == 1) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) qa[mt][r] = qf[ks][r];
+        } else {
+          ptx::LdMatrixX4(sq + Swz<D>(warp_row + mt * 16 + (lane & 15), ks * 2 + (lane >> 4)), qa[mt]);
+        }
+      }
 #pragma unroll
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t kf[4];
         // Keys np*16 + (l & 7) + 8*(l >= 16), d chunk 2ks + ((l >> 3) & 1): b0, b1 of two key tiles.
         ptx::LdMatrixX4(sk(st) + Swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), kf);
-        Mma<T>(sc[2 * np], qf[ks], kf[0], kf[1]);
-        Mma<T>(sc[2 * np + 1], qf[ks], kf[2], kf[3]);
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          Mma<T>(sc[mt][2 * np], qa[mt], kf[0], kf[1]);
+          Mma<T>(sc[mt][2 * np + 1], qa[mt], kf[2], kf[3]);
+        }
       }
     }
-    // Mask: keys past the end, and (causal) keys past each row's diagonal. Only tiles that reach
-    // either need it.
-    if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > i0 + shift)) {
+    uint32_t pf[kM][kBlockN / 16][4];
 #pragma unroll
-      for (int t = 0; t < kBlockN / 8; ++t)
+    for (int mt = 0; mt < kM; ++mt) {
+      const int64_t row0 = i0 + warp_row + mt * 16 + (lane >> 2), row1 = row0 + 8;
+      // Mask: keys past the end, and (causal) keys past each row's diagonal. Only tiles that reach
+      // either need it.
+      if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > i0 + shift)) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t j = j0 + t * 8 + 2 * (lane & 3) + (e & 1);
-          const int64_t i = e < 2 ? row0 : row1;
-          if (j >= s.n_kv || (s.causal && j > i + shift)) sc[t][e] = -INFINITY;
-        }
-    }
-    // Online softmax over the tile: the 4 lanes of a quad share a row.
-    float tm0 = -INFINITY, tm1 = -INFINITY;
+        for (int t = 0; t < kBlockN / 8; ++t)
 #pragma unroll
-    for (int t = 0; t < kBlockN / 8; ++t) {
-      tm0 = fmaxf(tm0, fmaxf(sc[t][0], sc[t][1]));
-      tm1 = fmaxf(tm1, fmaxf(sc[t][2], sc[t][3]));
-    }
+          for (int e = 0; e < 4; ++e) {
+            const int64_t j = j0 + t * 8 + 2 * (lane & 3) + (e & 1);
+            const int64_t i = e < 2 ? row0 : row1;
+            if (j >= s.n_kv || (s.causal && j > i + shift)) sc[mt][t][e] = -INFINITY;
+          }
+      }
+      // Online softmax over the tile: the 4 lanes of a quad share a row.
+      float tm0 = -INFINITY, tm1 = -INFINITY;
 #pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
-      tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
-    }
-    const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
-    // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
-    const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-    const float alpha0 = exp2f(m0 * scale_log2 - b0), alpha1 = exp2f(m1 * scale_log2 - b1);
-    m0 = mn0, m1 = mn1;
-    float ps0 = 0.f, ps1 = 0.f;
+      for (int t = 0; t < kBlockN / 8; ++t) {
+        tm0 = fmaxf(tm0, fmaxf(sc[mt][t][0], sc[mt][t][1]));
+        tm1 = fmaxf(tm1, fmaxf(sc[mt][t][2], sc[mt][t][3]));
+      }
 #pragma unroll
-    for (int t = 0; t < kBlockN / 8; ++t) {
-      sc[t][0] = exp2f(fmaf(sc[t][0], scale_log2, -b0));
-      sc[t][1] = exp2f(fmaf(sc[t][1], scale_log2, -b0));
-      sc[t][2] = exp2f(fmaf(sc[t][2], scale_log2, -b1));
-      sc[t][3] = exp2f(fmaf(sc[t][3], scale_log2, -b1));
-      ps0 += sc[t][0] + sc[t][1];
-      ps1 += sc[t][2] + sc[t][3];
-    }
-    // Row sums stay per lane (a quad's four partial sums) until the end: one reduction, not one a tile.
-    l0 = l0 * alpha0 + ps0;
-    l1 = l1 * alpha1 + ps1;
+      for (int off = 1; off <= 2; off <<= 1) {
+        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
+        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
+      }
+      const float mn0 = fmaxf(m[mt][0], tm0), mn1 = fmaxf(m[mt][1], tm1);
+      // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
+      const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
+      const float alpha0 = exp2f(m[mt][0] * scale_log2 - b0), alpha1 = exp2f(m[mt][1] * scale_log2 - b1);
+      m[mt][0] = mn0, m[mt][1] = mn1;
+      float ps0 = 0.f, ps1 = 0.f;
 #pragma unroll
-    for (int t = 0; t < D / 8; ++t) {
-      acc[t][0] *= alpha0, acc[t][1] *= alpha0;
-      acc[t][2] *= alpha1, acc[t][3] *= alpha1;
-    }
-    // P as the A operand: k step kk covers keys 16kk..16kk+15 = score tiles 2kk and 2kk+1.
-    uint32_t pf[kBlockN / 16][4];
+      for (int t = 0; t < kBlockN / 8; ++t) {
+        sc[mt][t][0] = exp2f(fmaf(sc[mt][t][0], scale_log2, -b0));
+        sc[mt][t][1] = exp2f(fmaf(sc[mt][t][1], scale_log2, -b0));
+        sc[mt][t][2] = exp2f(fmaf(sc[mt][t][2], scale_log2, -b1));
+        sc[mt][t][3] = exp2f(fmaf(sc[mt][t][3], scale_log2, -b1));
+        ps0 += sc[mt][t][0] + sc[mt][t][1];
+        ps1 += sc[mt][t][2] + sc[mt][t][3];
+      }
+      // Row sums stay per lane (a quad's four partial sums) until the end: one reduction, not one a tile.
+      l[mt][0] = l[mt][0] * alpha0 + ps0;
+      l[mt][1] = l[mt][1] * alpha1 + ps1;
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      pf[kk][0] = Pack<T>(sc[2 * kk][0], sc[2 * kk][1]);
-      pf[kk][1] = Pack<T>(sc[2 * kk][2], sc[2 * kk][3]);
-      pf[kk][2] = Pack<T>(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
-      pf[kk][3] = Pack<T>(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
+      for (int t = 0; t < D / 8; ++t) {
+        acc[mt][t][0] *= alpha0, acc[mt][t][1] *= alpha0;
+        acc[mt][t][2] *= alpha1, acc[mt][t][3] *= alpha1;
+      }
+      // P as the A operand: k step kk covers keys 16kk..16kk+15 = score tiles 2kk and 2kk+1.
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        pf[mt][kk][0] = Pack<T>(sc[mt][2 * kk][0], sc[mt][2 * kk][1]);
+        pf[mt][kk][1] = Pack<T>(sc[mt][2 * kk][2], sc[mt][2 * kk][3]);
+        pf[mt][kk][2] = Pack<T>(sc[mt][2 * kk + 1][0], sc[mt][2 * kk + 1][1]);
+        pf[mt][kk][3] = Pack<T>(sc[mt][2 * kk + 1][2], sc[mt][2 * kk + 1][3]);
+      }
     }
     // O += P V_j: V rows are keys (k), columns d (n): ldmatrix.trans gives the "col" B operand.
 #pragma unroll
@@ -226,56 +258,67 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t vf[4];
         ptx::LdMatrixX4Trans(sv(st) + Swz<D>(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)), vf);
-        Mma<T>(acc[2 * dp], pf[kk], vf[0], vf[1]);
-        Mma<T>(acc[2 * dp + 1], pf[kk], vf[2], vf[3]);
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          Mma<T>(acc[mt][2 * dp], pf[mt][kk], vf[0], vf[1]);
+          Mma<T>(acc[mt][2 * dp + 1], pf[mt][kk], vf[2], vf[3]);
+        }
       }
     }
   }
   ptx::CpAsyncWait<0>();  // only empty groups are left; nothing may land after the kernel
 
-  // Epilogue: the quad's row sums, O / l into this warp's 16 rows of the Q tile (only this warp
-  // reads them back), then 16-byte stores.
+  // Epilogue: the quad's row sums, O / l into this warp's rows of the Q tile (no other warp reads
+  // those rows), then 16-byte stores.
 #pragma unroll
-  for (int off = 1; off <= 2; off <<= 1) {
-    l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-  }
-  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+  for (int mt = 0; mt < kM; ++mt) {
+    const int r_lo = warp_row + mt * 16 + (lane >> 2);
+    const int64_t row0 = i0 + r_lo, row1 = row0 + 8;
+    float l0 = l[mt][0], l1 = l[mt][1];
 #pragma unroll
-  for (int t = 0; t < D / 8; ++t) {
-    const int col = t * 8 + 2 * (lane & 3);  // the pair (col, col + 1) lies in chunk col / 8
-    const uint32_t off = (col % 8) * 2;
-    ptx::StsB32(sq + Swz<D>(r_lo, col / 8) + off, Pack<T>(acc[t][0] * inv0, acc[t][1] * inv0));
-    ptx::StsB32(sq + Swz<D>(r_lo + 8, col / 8) + off, Pack<T>(acc[t][2] * inv1, acc[t][3] * inv1));
-  }
-  if ((lane & 3) == 0) {
-    constexpr float kLn2 = 0.69314718055994531f;
-    if (row0 < s.n_q) lse[bh * s.n_q + row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
-    if (row1 < s.n_q) lse[bh * s.n_q + row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
+    for (int off = 1; off <= 2; off <<= 1) {
+      l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+      l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+    }
+    const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) {
+      const int col = t * 8 + 2 * (lane & 3);  // the pair (col, col + 1) lies in chunk col / 8
+      const uint32_t off = (col % 8) * 2;
+      ptx::StsB32(sq + Swz<D>(r_lo, col / 8) + off, Pack<T>(acc[mt][t][0] * inv0, acc[mt][t][1] * inv0));
+      ptx::StsB32(sq + Swz<D>(r_lo + 8, col / 8) + off, Pack<T>(acc[mt][t][2] * inv1, acc[mt][t][3] * inv1));
+    }
+    if ((lane & 3) == 0) {
+      constexpr float kLn2 = 0.69314718055994531f;
+      if (row0 < s.n_q) lse[bh * s.n_q + row0] = (m[mt][0] * scale_log2 + log2f(l0)) * kLn2;
+      if (row1 < s.n_q) lse[bh * s.n_q + row1] = (m[mt][1] * scale_log2 + log2f(l1)) * kLn2;
+    }
   }
   __syncwarp();
   constexpr int kChunks = D / 8;
 #pragma unroll
-  for (int e = lane; e < 16 * kChunks; e += 32) {
-    const int row = warp * 16 + e / kChunks, chunk = e % kChunks;
+  for (int e = lane; e < 16 * kM * kChunks; e += 32) {
+    const int row = warp_row + e / kChunks, chunk = e % kChunks;
     const int64_t i = i0 + row;
     if (i < s.n_q) *reinterpret_cast<uint4*>(o + (bh * s.n_q + i) * D + chunk * 8) = ptx::LdsV4(sq + Swz<D>(row, chunk));
   }
 #endif
 }
 
-template <typename T, int D>
+template <typename T, int D, int kM>
 int LaunchMma(const AttnArgs& a, cudaStream_t st) {
-  constexpr int kSmem = MmaSmemBytes<D>();
-  const auto kernel = FlashMma<T, D>;
+  constexpr int kSmem = Cfg<kM>::template SmemBytes<D>();
+  const auto kernel = FlashMma<T, D, kM>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(a.s.n_q, kBlockM)), static_cast<unsigned>(a.s.b * a.s.h));
-  kernel<<<grid, kThreads, kSmem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                                        static_cast<T*>(a.o), a.lse, a.s, static_cast<float>(a.s.scale * 1.4426950408889634));
+  kernel<<<grid, Cfg<kM>::kThreads, kSmem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                                 static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse, a.s,
+                                                 static_cast<float>(a.s.scale * 1.4426950408889634));
   KB_LAUNCH_CHECK();
   return 0;
 }
 
+template <int kM>
 int RunMma(const Problem& p, std::span<const Tensor> t, void* stream) {
   const AttnArgs a = ArgsOf(p, t);
   const cudaStream_t st = cuda::AsStream(stream);
@@ -285,8 +328,8 @@ int RunMma(const Problem& p, std::span<const Tensor> t, void* stream) {
     if (!cuda::Aligned16(ptr)) return static_cast<int>(cudaErrorMisalignedAddress);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchMma<T, 64>(a, st);
-    if (a.s.d == 128) return LaunchMma<T, 128>(a, st);
+    if (a.s.d == 64) return LaunchMma<T, 64, kM>(a, st);
+    if (a.s.d == 128) return LaunchMma<T, 128, kM>(a, st);
     return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   });
 }
@@ -297,11 +340,13 @@ std::string SkipMma(const Problem& p) {
   return SizeSkip(s);
 }
 
+template <int kM>
 std::vector<LaunchInfo> LaunchesMma(const Problem& p) {
   const bool f16 = p.dtype == Dtype::kF16, d64 = p.dim("d") == 64;
-  const void* f = f16 ? (d64 ? (const void*)&FlashMma<__half, 64> : (const void*)&FlashMma<__half, 128>)
-                      : (d64 ? (const void*)&FlashMma<__nv_bfloat16, 64> : (const void*)&FlashMma<__nv_bfloat16, 128>);
-  return {{std::string("FlashMma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? MmaSmemBytes<64>() : MmaSmemBytes<128>()}};
+  const void* f = f16 ? (d64 ? (const void*)&FlashMma<__half, 64, kM> : (const void*)&FlashMma<__half, 128, kM>)
+                      : (d64 ? (const void*)&FlashMma<__nv_bfloat16, 64, kM> : (const void*)&FlashMma<__nv_bfloat16, 128, kM>);
+  return {{std::string("FlashMma<d=") + (d64 ? "64" : "128") + ", " + std::to_string(16 * kM) + " rows a warp>", f,
+           Cfg<kM>::kThreads, d64 ? Cfg<kM>::template SmemBytes<64>() : Cfg<kM>::template SmemBytes<128>()}};
 }
 
 }  // namespace
@@ -314,8 +359,19 @@ void AddAttentionFlashMmaVariant(OpDef& op) {
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 80,
       .skip_reason = SkipMma,
-      .run_cuda = RunMma,
-      .launches = LaunchesMma,
+      .run_cuda = RunMma<1>,
+      .launches = LaunchesMma<1>,
+  });
+  // Measurement aid while FA2's 32-rows-a-warp layout is evaluated against 16.
+  op.variants.push_back({
+      .name = "cuda_v3b_flash_mma_32rows",
+      .description = "cuda_v3_flash_mma with FA2's layout: 4 warps of 32 rows, Q re-read from shared memory.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16, Dtype::kF16},
+      .min_compute_capability = 80,
+      .skip_reason = SkipMma,
+      .run_cuda = RunMma<2>,
+      .launches = LaunchesMma<2>,
   });
 }
 
