@@ -100,7 +100,10 @@ for phase in $phases; do
       [[ $phase == attentiontests ]] && t=$bundle/tests/attention_gpu_test  # every rung, edge and canonical shapes
       [[ $phase == abtests ]] && t=$bundle/tests/plugin_ab_gpu_test  # the A/B job's verdicts (kernels/plugin)
       log "test $(basename "$t")"
-      timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
+      limit=${TEST_TIMEOUT:-240}
+      # Every attention rung against the device reference on the canonical and gqa shapes: minutes.
+      [[ $phase == attentiontests ]] && limit=${TEST_TIMEOUT:-1200}
+      timeout "$limit" "$t" --gtest_brief=1 --gtest_output="xml:$out/$(basename "$t").xml" \
         >"$out/$(basename "$t").log" 2>&1 || { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
       tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
       check gtest "$out/$(basename "$t").xml" || fail "$phase: $(basename "$t") has failed or skipped tests"
