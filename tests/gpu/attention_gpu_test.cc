@@ -218,8 +218,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionVariantTest);
 TEST(AttentionLadder, Registration) {
   const OpDef& op = AttentionOp();
   EXPECT_EQ(CudaRungs(), (std::vector<std::string>{"cuda_v1_naive", "cuda_v2_flash_simt", "cuda_v3_flash_mma",
-                                                   "cuda_v3b_flash_mma_32rows", "cuda_v4_flash_wgmma",
-                                                   "cuda_v4b_flash_wgmma_pingpong"}));
+                                                   "cuda_v4_flash_wgmma"}));
   for (const Variant* v : CudaVariants(op)) {
     EXPECT_EQ(v->dtypes, (std::vector<Dtype>{Dtype::kBF16, Dtype::kF16})) << v->name;
     ASSERT_TRUE(v->launches) << v->name;

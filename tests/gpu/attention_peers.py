@@ -102,7 +102,10 @@ def main():
     if args.kbench:
         with open(args.kbench) as f:
             for line in f:
-                r = json.loads(line)
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:  # a run cut short by a timeout leaves a partial last line
+                    continue
                 if r.get("status") not in ("OK", None) or "timing" not in r:
                     continue
                 kb.setdefault(r["variant"], []).append(r)

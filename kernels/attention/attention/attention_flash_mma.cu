@@ -1,16 +1,18 @@
 // attention cuda_v3_flash_mma: FlashAttention-2's forward on mma.sync.m16n8k16 (sm_80+).
 //
-// A block of 8 warps owns 128 query rows of one (batch, head), each warp 16 of them, and walks the
-// keys in tiles of 64. What FA2 changed from the SIMT rung, all here:
+// A block of 4 warps owns 128 query rows of one (batch, head), each warp 32 of them (two 16-row mma
+// tiles), and walks the keys in tiles of 64. What FA2 changed from the SIMT rung, all here:
 //   - work split over the query dimension: a warp's rows are its own, so the softmax statistics (row
 //     max, row sum) never leave the warp (FA1 split the keys over warps and merged through shared
 //     memory); the grid is (query tiles, batch x heads), the longest causal tiles launched first;
-//   - Q in registers: the 16 x d query fragment of each warp is loaded once by ldmatrix and reused by
-//     every key tile;
-//   - K and V tiles by cp.async in a ring of 3 stages: the loads of tile j+2 are issued when tile j
-//     starts, so two tiles' worth of math hides each load's latency, with one barrier per tile (a
-//     single K and V buffer, refilled as soon as it is free, left every warp of the SM waiting on
-//     the refill: one block of 8 warps fills an SM, so there is nobody else to run);
+//   - Q stays on chip for the whole key loop: in shared memory, its fragments re-read by ldmatrix
+//     each tile (FA2's choice at d = 128: 32 rows a warp leave no registers for it). The
+//     Q-in-registers form (16 rows a warp, kM = 1 below) measured 11% slower: each K and V fragment
+//     then feeds one mma instead of two;
+//   - K and V tiles by cp.async in a ring of stages (2 at 32 rows a warp, two blocks an SM; 3 at 16,
+//     one block): the loads of tile j+stages-1 are issued when tile j starts, so the math of the
+//     tiles in between hides their latency, with one barrier per tile (one K and one V buffer,
+//     refilled as soon as free, measured 12% slower: every warp of the SM waited on each refill);
 //   - ldmatrix on XOR-swizzled shared memory: rows of d halves (128 or 256 bytes) put the 8 rows one
 //     ldmatrix reads on the same banks; chunk ^ (row % 8) spreads them over all 32;
 //   - P kept in registers between the two GEMMs: the accumulator layout of S (lane l holds row l/4,
@@ -85,7 +87,10 @@ __device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t 
 // kM: 16-row mma tiles per warp. kM = 1: 8 warps of 16 rows, Q held in registers, 3 stages, one
 // block per SM. kM = 2 (FA2's layout): 4 warps of 32 rows; every K and V fragment feeds two mmas, so
 // ldmatrix traffic per mma drops from 1/2 to 5/16; Q is re-read from shared memory (its registers
-// would not fit beside 2 x 128 accumulators); 2 stages, two blocks per SM.
+// would not fit beside 2 x 128 accumulators; FA2 re-reads it too at d = 128); 2 stages, two blocks
+// per SM. Measured on an H200 (bf16, kernels/attention/README.md): kM = 2 330 against 295 TFLOP/s at
+// B8 H16 N4096 d128 and 273 against 226 at B16 H16 N2048 d64, so the rung runs kM = 2; kM = 1 stays
+// as the Q-in-registers form the comparison was made with.
 template <int kM>
 struct Cfg {
   static constexpr int kWarps = 8 / kM, kThreads = kWarps * 32, kStages = kM == 1 ? 3 : 2;
@@ -355,17 +360,6 @@ void AddAttentionFlashMmaVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v3_flash_mma",
       .description = "FlashAttention-2 on mma.sync: Q in registers, cp.async K/V, swizzled ldmatrix, P in registers.",
-      .backend = Backend::kCuda,
-      .dtypes = {Dtype::kBF16, Dtype::kF16},
-      .min_compute_capability = 80,
-      .skip_reason = SkipMma,
-      .run_cuda = RunMma<1>,
-      .launches = LaunchesMma<1>,
-  });
-  // Measurement aid while FA2's 32-rows-a-warp layout is evaluated against 16.
-  op.variants.push_back({
-      .name = "cuda_v3b_flash_mma_32rows",
-      .description = "cuda_v3_flash_mma with FA2's layout: 4 warps of 32 rows, Q re-read from shared memory.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 80,

@@ -14,9 +14,10 @@
 //   - intra-warpgroup overlap (FA3's two-stage pipelining): S_j = Q K_j^T is issued before
 //     O += P_{j-1} V_{j-1}, and the softmax of S_j runs while the tensor cores still work on the
 //     latter; O is rescaled only once that group has completed;
-//   - the two warpgroups are scheduled independently, so one's softmax also overlaps the other's
-//     wgmmas as the warp schedulers interleave them; FA3's explicit ping-pong (named barriers that
-//     force the alternation) is not here yet.
+//   - ping-pong between the two consumer warpgroups (FA3): named barriers make them take turns
+//     issuing their wgmmas, so one's softmax runs while the other's GEMMs own the tensor cores.
+//     Measured on an H200 (bf16): 635 against 626 TFLOP/s without it at B8 H16 N4096 d128, 382
+//     against 334 at B16 H16 N2048 d64 (kPingPong = false is the schedule it was compared with).
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
 // masked per element; the longest query tiles are launched first. Edges: TMA zero-fills and the
 // mask covers any N; the output is stored with row guards.
@@ -428,17 +429,6 @@ void AddAttentionFlashWgmmaVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v4_flash_wgmma",
       .description = "Hopper: TMA producer warpgroup, two wgmma consumer warpgroups, P in registers.",
-      .backend = Backend::kCuda,
-      .dtypes = {Dtype::kBF16, Dtype::kF16},
-      .min_compute_capability = 90,
-      .skip_reason = SkipWgmma,
-      .run_cuda = RunWgmma<false>,
-      .launches = LaunchesWgmma<false>,
-  });
-  // Measurement aid while the ping-pong schedule is evaluated against the plain one.
-  op.variants.push_back({
-      .name = "cuda_v4b_flash_wgmma_pingpong",
-      .description = "cuda_v4_flash_wgmma with FA3's ping-pong between the two consumer warpgroups.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 90,
