@@ -359,7 +359,7 @@ std::vector<LaunchInfo> LaunchesMma(const Problem& p) {
 void AddAttentionFlashMmaVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v3_flash_mma",
-      .description = "FlashAttention-2 on mma.sync: Q in registers, cp.async K/V, swizzled ldmatrix, P in registers.",
+      .description = "FlashAttention-2 on mma.sync: 32 query rows a warp, a cp.async K/V ring, swizzled ldmatrix, P in registers.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 80,

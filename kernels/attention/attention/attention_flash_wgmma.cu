@@ -428,7 +428,7 @@ std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
 void AddAttentionFlashWgmmaVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v4_flash_wgmma",
-      .description = "Hopper: TMA producer warpgroup, two wgmma consumer warpgroups, P in registers.",
+      .description = "Hopper: TMA producer warpgroup, two ping-ponging wgmma consumer warpgroups, P in registers.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kBF16, Dtype::kF16},
       .min_compute_capability = 90,
