@@ -21,5 +21,6 @@
   X(MakeRopeOp)             /* elementwise/rope/         */      \
   X(MakeW4a16GemmOp)        /* quant/w4a16_gemm/          */     \
   X(MakeFp8GemmOp)          /* quant/fp8_gemm/            */     \
-  X(MakeFp8GemmBlockOp)     /* quant/fp8_gemm/ (block scales) */
+  X(MakeFp8GemmBlockOp)     /* quant/fp8_gemm/ (block scales) */ \
+  X(MakeAttentionOp)        /* attention/attention/       */
 // clang-format on

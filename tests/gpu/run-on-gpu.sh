@@ -5,10 +5,11 @@
 #
 #   tests/gpu/run-on-gpu.sh [-b BUNDLE] [-o OUT] [PHASE...]
 #   tests: every *_gpu_test in the bundle (the families', skip-after-N, resources) but those below,
-#   gemmtests: the GEMM ladder and its SASS check; qgemmtests, quant, decode: a family's tests,
+#   gemmtests: the GEMM ladder and its SASS check; qgemmtests, attentiontests, attention,
+#   quant, decode: a family's tests,
 #   benchmarks and peers; harnesstests: ceilings, write-back, the event window.
-#   phases: tests customtests custom leak gemmtests qgemmtests abtests harnesstests decode quant memory gemm
-#           isolation timing readmes   (default: all of them)
+#   phases: tests customtests custom leak gemmtests qgemmtests attentiontests abtests harnesstests decode quant
+#           attention memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -34,7 +35,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests qgemmtests abtests harnesstests decode quant memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests qgemmtests attentiontests abtests harnesstests decode quant attention memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -98,22 +99,26 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests | gemmtests | abtests | harnesstests)
+    tests | gemmtests | attentiontests | abtests | harnesstests)
       # tests: every *_gpu_test of the bundle (kernels, each family's, skip-after-N, resources) but
       # those with a phase of their own; gemmtests: the GEMM ladder and its SASS.
       tests=()
       if [[ $phase == tests ]]; then
         for t in "$bundle"/tests/*_gpu_test; do
-          case $(basename "$t") in gemm_gpu_test | custom_gpu_test | plugin_ab_gpu_test | harness_gpu_test) ;; *) tests+=("$t") ;; esac
+          case $(basename "$t") in gemm_gpu_test | custom_gpu_test | plugin_ab_gpu_test | harness_gpu_test | attention_gpu_test) ;; *) tests+=("$t") ;; esac
         done
       fi
       [[ $phase == gemmtests ]] && tests=("$bundle/tests/gemm_gpu_test")
       [[ $phase == abtests ]] && tests=("$bundle/tests/plugin_ab_gpu_test")  # the A/B job's verdicts (kernels/plugin)
       # Ceilings per mix, rungs under their mix's ceiling, write-back, the event-window probe.
       [[ $phase == harnesstests ]] && tests=("$bundle/tests/harness_gpu_test")
+      # Every attention rung against the device reference on the canonical and gqa shapes: minutes.
+      [[ $phase == attentiontests ]] && tests=("$bundle/tests/attention_gpu_test")
       for t in "${tests[@]}"; do
         log "test $(basename "$t")"
-        KBENCH_RUNNER=$bin/kbench-runner timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_brief=1 \
+        limit=${TEST_TIMEOUT:-240}
+        [[ $phase == attentiontests ]] && limit=${TEST_TIMEOUT:-1200}
+        KBENCH_RUNNER=$bin/kbench-runner timeout "$limit" "$t" --gtest_brief=1 \
           --gtest_output="xml:$out/$(basename "$t").xml" >"$out/$(basename "$t").log" 2>&1 ||
           { rc=$?; fail "$phase: $(basename "$t") exited $rc"; }
         tail -5 "$out/$(basename "$t").log" | tee -a "$out/run.log"
@@ -215,6 +220,15 @@ for phase in $phases; do
       python3 "$here/quant_peers.py" --kbench "$out/quant-bench.jsonl" --json "$out/quant-peers.json" 2>&1 |
         tee "$out/quant-peers.md" | tee -a "$out/run.log"
       [[ ${PIPESTATUS[0]} == 0 ]] || fail "quant: torch.compile peers (quant_peers.py)"
+      ;;
+    attention)  # the attention ladder and its peers (PyTorch SDPA: FlashAttention-2 and cuDNN) in one run
+      rm -f "$out/attention-bench.jsonl" "$out/attention-peers.jsonl"
+      "$bundle/tests/kbench-bench" --op attention --preset canonical,gqa --dtype bf16 --trials 1 --max_time_ms 500 \
+        --calibration_cache "$cal" --json "$out/attention-bench.jsonl" 2>>"$out/attention.log" | tee "$out/attention-bench.txt" |
+        tee -a "$out/run.log" || fail "attention: kbench-bench reported a failed result"
+      python3 "$here/attention_peers.py" --preset canonical,gqa --dtype bf16 --json "$out/attention-peers.jsonl" \
+        --kbench "$out/attention-bench.jsonl" 2>>"$out/attention.log" | tee "$out/attention-peers.txt" | tee -a "$out/run.log"
+      [[ ${PIPESTATUS[0]} == 0 ]] || fail "attention: the SDPA peers did not run (see attention.log)"
       ;;
     isolation)
       start_cluster

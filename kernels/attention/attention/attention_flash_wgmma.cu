@@ -1,0 +1,441 @@
+// attention cuda_v4_flash_wgmma: FlashAttention-3's structure on Hopper (sm_90a), in its simplest
+// correct form. What changes from the mma.sync rung:
+//   - TMA loads by a producer warpgroup: one thread issues 3D box copies of Q (once) and of each K
+//     and V tile ([heads][rows][d] tensor maps, 128-byte swizzle, rows past the head's end
+//     zero-filled), counted in bytes on "full" mbarriers; the consumers hand each stage back on
+//     "empty" mbarriers. Two stages of K and two of V, so the loads of tile j+1 run under the math of
+//     tile j, and no block-wide barrier is left in the main loop. The producer gives its registers
+//     back (setmaxnreg.dec 24) to the consumers (setmaxnreg.inc 240).
+//   - wgmma consumers: two warpgroups of 64 query rows each (128 a block). S = Q K^T is one chain of
+//     m64n128k16 wgmmas reading Q and K straight from shared memory (no ldmatrix, no Q registers);
+//     O += P V is m64n{d}k16 with P as the register A operand: the S accumulator layout is the
+//     mma.sync A-fragment layout per warp, so P goes from the softmax to the tensor cores without
+//     shared memory, as in FA2.
+//   - intra-warpgroup overlap (FA3's two-stage pipelining): S_j = Q K_j^T is issued before
+//     O += P_{j-1} V_{j-1}, and the softmax of S_j runs while the tensor cores still work on the
+//     latter; O is rescaled only once that group has completed;
+//   - ping-pong between the two consumer warpgroups (FA3): named barriers make them take turns
+//     issuing their wgmmas, so one's softmax runs while the other's GEMMs own the tensor cores.
+//     Measured on an H200 (bf16): 635 against 626 TFLOP/s without it at B8 H16 N4096 d128, 382
+//     against 334 at B16 H16 N2048 d64 (kPingPong = false is the schedule it was compared with).
+// Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
+// masked per element; the longest query tiles are launched first. Edges: TMA zero-fills and the
+// mask covers any N; the output is stored with row guards.
+// Only sm_90a machine code exists for the kernel (wgmma, setmaxnreg): elsewhere its body is empty and
+// skip_reason refuses the problem, naming the device's compute capability.
+#include <cuda.h>  // CUtensorMap (types only; the function comes from the runtime's entry point)
+#include <cudaTypedefs.h>
+
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "attention/attention/attention_cuda.cuh"
+#include "attention/attention/attention_wgmma.cuh"
+#include "core/cuda/occupancy.cuh"
+#include "gemm/gemm/gemm_cuda.cuh"  // CurrentComputeCapability
+
+namespace kbench::kernels::attention {
+namespace {
+
+namespace ptx = gemm::ptx;
+
+constexpr int kBlockM = 128, kBlockN = 128, kStages = 2;
+constexpr int kConsumers = 2, kThreads = 128 * (1 + kConsumers);
+constexpr int kChunkCols = 64;  // one TMA box / swizzle row: 64 halves = 128 bytes
+
+template <int D>
+struct Layout {
+  static constexpr int kChunks = D / kChunkCols;
+  static constexpr int kQBytes = kBlockM * D * 2;          // chunk c at c * kBlockM * 128
+  static constexpr int kTileChunkBytes = kBlockN * 128;    // one 64-column chunk of a K or V tile
+  static constexpr int kTileBytes = kBlockN * D * 2;
+  static constexpr int kK = kQBytes;                       // K stages, then V stages
+  static constexpr int kV = kK + kStages * kTileBytes;
+  static constexpr int kBars = kV + kStages * kTileBytes;  // q_full, k_full[2], k_empty[2], v_full[2], v_empty[2]
+  static constexpr int kSmem = kBars + 9 * 8 + 1024;       // + slack to align the base to 1024
+  static_assert(kSmem <= 227 * 1024, "Q and two stages of K and V fit");
+  static_assert(kChunks * kTileChunkBytes == kTileBytes && kTileChunkBytes % 1024 == 0,
+                "a tile is whole 64-column chunks, each on a 1024-byte boundary (the swizzle period)");
+};
+
+#if KB_GEMM_SM90A
+template <typename T, int D>
+__device__ __forceinline__ void Gemm1(float (&s)[64], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same_v<T, __half>) wg::WgmmaSF16(s, da, db);
+  else wg::WgmmaSBf16(s, da, db);
+}
+template <typename T, int D>
+__device__ __forceinline__ void Gemm2(float (&o)[D / 2], const uint32_t (&a)[4], uint64_t db) {
+  if constexpr (D == 64) {
+    if constexpr (std::is_same_v<T, __half>) wg::WgmmaO64F16(o, a, db);
+    else wg::WgmmaO64Bf16(o, a, db);
+  } else {
+    if constexpr (std::is_same_v<T, __half>) wg::WgmmaO128F16(o, a, db);
+    else wg::WgmmaO128Bf16(o, a, db);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t Pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+}
+#endif
+
+template <typename T, int D, bool kPingPong>
+__global__ void __launch_bounds__(kThreads, 1)
+    FlashWgmma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+               const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
+               float scale_log2) {
+#if KB_GEMM_SM90A
+  using L = Layout<D>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t q_full = base + L::kBars;
+  const auto k_full = [&](int st) { return q_full + 8 + 8 * st; };
+  const auto k_empty = [&](int st) { return q_full + 24 + 8 * st; };
+  const auto v_full = [&](int st) { return q_full + 40 + 8 * st; };
+  const auto v_empty = [&](int st) { return q_full + 56 + 8 * st; };
+  const int wgi = threadIdx.x / 128;
+  const int64_t bh = blockIdx.y;
+  const int64_t kv_head = (bh / s.h) * s.h_kv + (bh % s.h) / (s.h / s.h_kv);
+  const int64_t m_block = s.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int64_t i0 = m_block * kBlockM;
+  const int64_t shift = s.n_kv - s.n_q;
+  const int64_t last_row = min(i0 + kBlockM, s.n_q) - 1;
+  const int64_t key_end = s.causal ? min(s.n_kv, last_row + shift + 1) : s.n_kv;
+  const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
+
+  if (threadIdx.x == 0) {
+    ptx::MbarInit(q_full, 1);
+    for (int st = 0; st < kStages; ++st) {
+      ptx::MbarInit(k_full(st), 1);
+      ptx::MbarInit(v_full(st), 1);
+      ptx::MbarInit(k_empty(st), kConsumers * 4);  // one arrival per consumer warp
+      ptx::MbarInit(v_empty(st), kConsumers * 4);
+    }
+    ptx::FenceBarrierInit();
+  }
+  __syncthreads();
+
+  if (wgi == 0) {
+    ptx::SetMaxNRegDec<24>();
+    if (threadIdx.x == 0) {
+      ptx::MbarArriveExpectTx(q_full, L::kQBytes);
+      for (int c = 0; c < L::kChunks; ++c)
+        wg::TmaLoad3d(base + c * kBlockM * 128, &map_q, c * kChunkCols, static_cast<int>(i0), static_cast<int>(bh), q_full);
+      for (int j = 0; j < n_tiles; ++j) {
+        const int st = j % kStages;
+        const uint32_t parity = ((j / kStages) & 1) ^ 1;  // first pass over the stages: returns at once
+        const int row = j * kBlockN;
+        ptx::MbarWait(k_empty(st), parity);
+        ptx::MbarArriveExpectTx(k_full(st), L::kTileBytes);
+        for (int c = 0; c < L::kChunks; ++c)
+          wg::TmaLoad3d(base + L::kK + st * L::kTileBytes + c * L::kTileChunkBytes, &map_k, c * kChunkCols, row,
+                        static_cast<int>(kv_head), k_full(st));
+        ptx::MbarWait(v_empty(st), parity);
+        ptx::MbarArriveExpectTx(v_full(st), L::kTileBytes);
+        for (int c = 0; c < L::kChunks; ++c)
+          wg::TmaLoad3d(base + L::kV + st * L::kTileBytes + c * L::kTileChunkBytes, &map_v, c * kChunkCols, row,
+                        static_cast<int>(kv_head), v_full(st));
+      }
+    }
+    return;
+  }
+
+  ptx::SetMaxNRegInc<240>();
+  const int consumer = wgi - 1;
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int64_t row0 = i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;
+  const int64_t first_row = i0 + consumer * 64;  // this warpgroup's first query row
+  const uint32_t q_base = base + consumer * 64 * 128;  // this warpgroup's 64 rows in every Q chunk
+  float acc[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+  float sc[64];
+  uint32_t pf[kBlockN / 16][4];
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+  // S = Q K_j^T, issued and committed, not waited for.
+  const auto issue_s = [&](int j) {
+    const int st = j % kStages;
+    ptx::MbarWait(k_full(st), (j / kStages) & 1);
+    __syncwarp();  // the .aligned wgmma instructions need the warp converged
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sc[i] = 0.f;
+    wg::FenceRegs(sc);
+    wg::FenceRegs(acc);
+    wg::FenceRegs(pf);
+    ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
+    const uint32_t k_base = base + L::kK + st * L::kTileBytes;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      // 16 more d = 32 more bytes along a 128-byte swizzled row; every 4 steps the next 64-column chunk.
+      const uint32_t off = (ks % 4) * 32;
+      Gemm1<T, D>(sc, ptx::DescKMajorSw128(q_base + (ks / 4) * kBlockM * 128 + off),
+                  ptx::DescKMajorSw128(k_base + (ks / 4) * L::kTileChunkBytes + off));
+    }
+    ptx::WgmmaCommit();
+  };
+  // O += P_j V_j, issued and committed, not waited for (P_j stays in pf until it completes).
+  const auto issue_pv = [&](int j) {
+    const int st = j % kStages;
+    ptx::MbarWait(v_full(st), (j / kStages) & 1);
+    __syncwarp();
+    ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
+    const uint32_t v_base = base + L::kV + st * L::kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
+      Gemm2<T, D>(acc, pf[kk], ptx::DescMnMajorSw128(v_base + kk * 16 * 128, L::kTileChunkBytes));
+    ptx::WgmmaCommit();
+  };
+  // Masks S_j, updates the row maxima, turns S_j into exp2(S - m) in place and returns the factors
+  // the running sums and O must be scaled by (0 on the first tile).
+  const auto softmax = [&](int j, float* alpha0, float* alpha1) {
+    const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
+    if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
+#pragma unroll
+      for (int tt = 0; tt < 16; ++tt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
+          const int64_t i = e < 2 ? row0 : row1;
+          if (key >= s.n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
+        }
+    }
+    float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) {
+      tm0 = fmaxf(tm0, fmaxf(sc[4 * tt], sc[4 * tt + 1]));
+      tm1 = fmaxf(tm1, fmaxf(sc[4 * tt + 2], sc[4 * tt + 3]));
+    }
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
+      tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
+    }
+    const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+    // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
+    const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
+    *alpha0 = exp2f(m0 * scale_log2 - b0), *alpha1 = exp2f(m1 * scale_log2 - b1);
+    m0 = mn0, m1 = mn1;
+    float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) {
+      sc[4 * tt] = exp2f(fmaf(sc[4 * tt], scale_log2, -b0));
+      sc[4 * tt + 1] = exp2f(fmaf(sc[4 * tt + 1], scale_log2, -b0));
+      sc[4 * tt + 2] = exp2f(fmaf(sc[4 * tt + 2], scale_log2, -b1));
+      sc[4 * tt + 3] = exp2f(fmaf(sc[4 * tt + 3], scale_log2, -b1));
+      ps0 += sc[4 * tt] + sc[4 * tt + 1];
+      ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
+    }
+    // Row sums stay per lane (a quad's four partial sums) until the end.
+    l0 = l0 * *alpha0 + ps0;
+    l1 = l1 * *alpha1 + ps1;
+  };
+  // P_j = S_j rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
+  const auto to_p = [&] {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
+      pf[kk][1] = Pack2<T>(sc[8 * kk + 2], sc[8 * kk + 3]);
+      pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
+      pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
+    }
+  };
+
+  // Ping-pong (FA3): the two warpgroups take turns issuing their wgmmas, each turn opened by the
+  // other's arrival on a named barrier (ids 1 and 2; 256 threads: one warpgroup syncs, the other
+  // arrives), so one warpgroup's softmax runs while the other's GEMMs own the tensor cores.
+  // Consumer 0 goes first: consumer 1 arrives once up front and skips its last arrival, so every
+  // arrival is matched.
+  const int turns = n_tiles + 1;
+  int turn = 0;
+  const auto begin_turn = [&] {
+    if constexpr (kPingPong) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + consumer) : "memory");
+  };
+  const auto end_turn = [&] {
+    if constexpr (kPingPong) {
+      if (consumer == 0 || ++turn < turns) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
+    }
+  };
+  if constexpr (kPingPong)
+    if (consumer == 1) asm volatile("bar.arrive %0, 256;\n" ::"r"(1) : "memory");
+
+  ptx::MbarWait(q_full, 0);
+  float alpha0, alpha1;
+  begin_turn();
+  issue_s(0);
+  end_turn();
+  ptx::WgmmaWait<0>();
+  wg::FenceRegs(sc);
+  if (lane == 0) ptx::MbarArrive(k_empty(0));
+  softmax(0, &alpha0, &alpha1);
+  to_p();
+  // FA3's intra-warpgroup overlap: S_{j} = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
+  // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
+  for (int j = 1; j < n_tiles; ++j) {
+    begin_turn();
+    issue_s(j);
+    issue_pv(j - 1);
+    end_turn();
+    ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
+    wg::FenceRegs(sc);
+    if (lane == 0) ptx::MbarArrive(k_empty(j % kStages));
+    softmax(j, &alpha0, &alpha1);
+    ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
+    wg::FenceRegs(acc);
+    wg::FenceRegs(pf);
+    if (lane == 0) ptx::MbarArrive(v_empty((j - 1) % kStages));
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
+      acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
+    }
+    to_p();
+  }
+  wg::FenceRegs(acc);
+  wg::FenceRegs(pf);
+  begin_turn();
+  issue_pv(n_tiles - 1);
+  end_turn();
+  ptx::WgmmaWait<0>();
+  wg::FenceRegs(acc);
+  if (lane == 0) ptx::MbarArrive(v_empty((n_tiles - 1) % kStages));
+
+#pragma unroll
+  for (int off = 1; off <= 2; off <<= 1) {
+    l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+  }
+  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+  T* o0 = o + (bh * s.n_q + row0) * D;
+  T* o1 = o + (bh * s.n_q + row1) * D;
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    const int col = i * 8 + 2 * (lane & 3);
+    if (row0 < s.n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
+    if (row1 < s.n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
+  }
+  if ((lane & 3) == 0) {
+    constexpr float kLn2 = 0.69314718055994531f;
+    if (row0 < s.n_q) lse[bh * s.n_q + row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
+    if (row1 < s.n_q) lse[bh * s.n_q + row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
+  }
+#endif  // KB_GEMM_SM90A
+}
+
+// ---- host: tensor maps ----------------------------------------------------------------------------
+using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
+
+EncodeTiledFn EncodeTiled() {
+  static EncodeTiledFn fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
+#endif
+    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess) fn = reinterpret_cast<EncodeTiledFn>(p);
+    cudaGetLastError();
+  });
+  return fn;
+}
+
+// [heads][rows][d] of 2-byte elements, boxes of 64 d x box_rows rows x 1 head, 128B swizzle.
+int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t heads, uint64_t rows, uint64_t d, uint32_t box_rows) {
+  const EncodeTiledFn encode = EncodeTiled();
+  if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
+  const cuuint64_t dims[3] = {d, rows, heads};
+  const cuuint64_t strides[2] = {d * 2, rows * d * 2};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kChunkCols), box_rows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map, dtype == Dtype::kF16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
+                            const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+template <typename T, int D, bool kPingPong>
+int LaunchWgmma(const AttnArgs& a, cudaStream_t st) {
+  const AttentionShape& s = a.s;
+  CUtensorMap mq, mk, mv;
+  if (const int e = EncodeMap(&mq, a.q, a.dtype, s.b * s.h, s.n_q, D, kBlockM); e != 0) return e;
+  if (const int e = EncodeMap(&mk, a.k, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
+  if (const int e = EncodeMap(&mv, a.v, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
+  constexpr int kSmem = Layout<D>::kSmem;
+  const auto kernel = FlashWgmma<T, D, kPingPong>;
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
+  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(s.n_q, kBlockM)), static_cast<unsigned>(s.b * s.h));
+  kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s,
+                                        static_cast<float>(s.scale * 1.4426950408889634));
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <bool kPingPong>
+int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const AttnArgs a = ArgsOf(p, t);
+  const cudaStream_t st = cuda::AsStream(stream);
+  // TMA needs 16-byte aligned bases; cudaMalloc'd tensors are. An unaligned view is refused.
+  for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
+    if (!cuda::Aligned16(ptr)) return static_cast<int>(cudaErrorMisalignedAddress);
+  return DispatchHalf(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong>(a, st);
+    return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
+  });
+}
+
+std::string SkipWgmma(const Problem& p) {
+  const AttentionShape s = ShapeOf(p);
+  if (std::string why = HeadDimSkip(s, {64, 128}); !why.empty()) return why;
+  if (std::string why = SizeSkip(s); !why.empty()) return why;
+  if (s.n_q > INT_MAX || s.n_kv > INT_MAX) return "TMA coordinates are 32-bit: N must be < 2^31";
+  std::string why;
+  const int cc = gemm::CurrentComputeCapability(&why);
+  if (cc == 0) return why;
+  if (cc != 90)
+    return "needs an sm_90 (Hopper) device: wgmma, TMA and setmaxnreg are built only as sm_90a machine code, which runs "
+           "on compute capability 9.0 alone; this device is " +
+           std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+  return "";
+}
+
+template <bool kPingPong>
+std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
+  const bool f16 = p.dtype == Dtype::kF16, d64 = p.dim("d") == 64;
+  const void* f = f16 ? (d64 ? (const void*)&FlashWgmma<__half, 64, kPingPong> : (const void*)&FlashWgmma<__half, 128, kPingPong>)
+                      : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64, kPingPong>
+                             : (const void*)&FlashWgmma<__nv_bfloat16, 128, kPingPong>);
+  return {{std::string("FlashWgmma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? Layout<64>::kSmem : Layout<128>::kSmem}};
+}
+
+}  // namespace
+
+void AddAttentionFlashWgmmaVariant(OpDef& op) {
+  op.variants.push_back({
+      .name = "cuda_v4_flash_wgmma",
+      .description = "Hopper: TMA producer warpgroup, two ping-ponging wgmma consumer warpgroups, P in registers.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16, Dtype::kF16},
+      .min_compute_capability = 90,
+      .skip_reason = SkipWgmma,
+      .run_cuda = RunWgmma<true>,
+      .launches = LaunchesWgmma<true>,
+  });
+}
+
+}  // namespace kbench::kernels::attention

@@ -1,0 +1,233 @@
+// The CUDA attention ladder (kernels/attention/attention/*.cu) on a GPU.
+//
+//   AttentionGpuReference.MatchesCpuReference: the f32 device reference (used past 2 GFLOP) against
+//     the fp64 CPU one on the small and edge presets, bf16 and f16: within 1e-4 (f32 accumulation).
+//   AttentionVariantTest.EdgeShapes (one test per CUDA rung): the small and edge presets (N of 1, 17,
+//     1000, 4097; N_q = 1; causal with N_q < N_kv; H_kv = 1; d = 256), bf16 and f16, seeds 1-3,
+//     against the CPU reference with the op's tolerance, outputs and guard bands poisoned with NaN,
+//     inputs checked untouched (gpu_test_util.h). A rung may skip only d = 256 (and says why).
+//   AttentionVariantTest.CiShape / LargeShapes: the ci preset (two seeds) and the canonical and gqa
+//     presets (B8 H16 N4096 d128 and the others, causal and not; one seed, the device reference takes
+//     seconds there), bf16 and f16, against the device reference with the same tolerance.
+//   AttentionLadder.Registration: names and order of the rungs, their dtypes and launch descriptions.
+// Skips (GTEST_SKIP) only where no GPU is visible; fails where one is but CUDA cannot use it.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/compare.h"
+#include "core/random.h"
+#include "core/registry.h"
+#include "gpu_presence.h"
+#include "gpu_test_util.h"
+#include "gtest/gtest.h"
+
+namespace kbench::kernels::testing {
+namespace {
+
+const OpDef& AttentionOp() {
+  const OpDef* op = BuiltinRegistry().Find("attention");
+  if (op == nullptr) throw std::runtime_error("attention is not registered");
+  return *op;
+}
+
+std::string CudaText(int e) {
+  return std::string(cudaGetErrorName(static_cast<cudaError_t>(e))) + " (" + cudaGetErrorString(static_cast<cudaError_t>(e)) + ")";
+}
+
+// Device memory freed at scope exit.
+struct DeviceMem {
+  void* p = nullptr;
+  ~DeviceMem() {
+    if (p) cudaFree(p);
+  }
+  cudaError_t Allocate(size_t bytes) { return cudaMalloc(&p, bytes == 0 ? 16 : bytes); }
+};
+
+std::vector<Problem> Presets(const OpDef& op, std::initializer_list<const char*> names) {
+  std::vector<Problem> out;
+  for (const char* name : names)
+    for (const Problem& p : op.find_preset(name)->problems) out.push_back(p);
+  return out;
+}
+
+// Inputs of a problem on the device, filled as the worker fills them; outputs allocated.
+struct DeviceCase {
+  std::vector<std::unique_ptr<DeviceMem>> mem;
+  std::vector<Tensor> tensors;  // q, k, v, o, lse
+  std::string error;
+
+  DeviceCase(const OpDef& op, const Problem& p, uint64_t seed) {
+    size_t input = 0;
+    for (const TensorSpec& spec : op.tensors) {
+      const Dtype d = spec.dtype(p);
+      const int64_t n = spec.numel(p);
+      const size_t bytes = static_cast<size_t>(n * DtypeBytes(d));
+      mem.push_back(std::make_unique<DeviceMem>());
+      if (const cudaError_t e = mem.back()->Allocate(bytes); e != cudaSuccess) error = "cudaMalloc: " + CudaText(e);
+      tensors.push_back(Tensor{mem.back()->p, n, d});
+      if (spec.is_output || !error.empty()) continue;
+      std::vector<unsigned char> host(bytes);
+      FillInput(spec, p, Tensor{host.data(), n, d}, seed, input++);
+      if (const cudaError_t e = cudaMemcpy(mem.back()->p, host.data(), bytes, cudaMemcpyHostToDevice); e != cudaSuccess)
+        error = "cudaMemcpy: " + CudaText(e);
+    }
+  }
+};
+
+// The device reference's outputs for the case's inputs.
+std::vector<std::vector<double>> DeviceReference(const OpDef& op, const Problem& p, const DeviceCase& c, std::string* error) {
+  std::vector<std::vector<double>> out(2);
+  DeviceMem o, lse;
+  const size_t no = static_cast<size_t>(c.tensors[3].numel), nl = static_cast<size_t>(c.tensors[4].numel);
+  if (o.Allocate(no * sizeof(double)) != cudaSuccess || lse.Allocate(nl * sizeof(double)) != cudaSuccess) {
+    *error = "cudaMalloc (reference outputs)";
+    return {};
+  }
+  double* const outs[2] = {static_cast<double*>(o.p), static_cast<double*>(lse.p)};
+  const int rc = op.gpu_reference(p, std::span<const Tensor>(c.tensors).first(3), outs, nullptr);
+  if (rc != 0 || cudaDeviceSynchronize() != cudaSuccess) {
+    *error = "gpu_reference failed: " + CudaText(rc ? rc : cudaGetLastError());
+    return {};
+  }
+  out[0].resize(no), out[1].resize(nl);
+  cudaMemcpy(out[0].data(), o.p, no * sizeof(double), cudaMemcpyDeviceToHost);
+  cudaMemcpy(out[1].data(), lse.p, nl * sizeof(double), cudaMemcpyDeviceToHost);
+  return out;
+}
+
+TEST(AttentionGpuReference, MatchesCpuReference) {
+  KBENCH_REQUIRE_GPU_OR_SKIP();
+  const OpDef& op = AttentionOp();
+  ASSERT_TRUE(op.gpu_reference) << "the CUDA build sets attention's gpu_reference";
+  for (Problem p : Presets(op, {"small", "edge"}))
+    for (Dtype d : {Dtype::kBF16, Dtype::kF16}) {
+      p.dtype = d;
+      SCOPED_TRACE(p.label());
+      DeviceCase c(op, p, 1);
+      ASSERT_EQ(c.error, "");
+      std::string error;
+      const auto got = DeviceReference(op, p, c, &error);
+      ASSERT_EQ(error, "");
+      // The CPU reference on the same inputs (copied back, so both see identical bits).
+      std::vector<std::vector<unsigned char>> host(3);
+      std::vector<Tensor> inputs;
+      for (int i = 0; i < 3; ++i) {
+        host[i].resize(static_cast<size_t>(c.tensors[i].numel * 2));
+        ASSERT_EQ(cudaMemcpy(host[i].data(), c.tensors[i].data, host[i].size(), cudaMemcpyDeviceToHost), cudaSuccess);
+        inputs.push_back(Tensor{host[i].data(), c.tensors[i].numel, d});
+      }
+      std::vector<std::vector<double>> want;
+      op.reference(p, inputs, want);
+      for (int out = 0; out < 2; ++out) {
+        const CompareResult r = Compare(got[out], want[out], Tolerance{.rtol = 1e-5, .atol = 1e-4});
+        EXPECT_TRUE(r.passed) << "output " << out << ": " << r.mismatches << " mismatches, max abs " << r.max_abs_error;
+      }
+    }
+}
+
+class AttentionVariantTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { KBENCH_REQUIRE_GPU_OR_SKIP(); }
+  const Variant& variant() const { return *AttentionOp().find_variant(GetParam()); }
+};
+
+TEST_P(AttentionVariantTest, EdgeShapes) {
+  const OpDef& op = AttentionOp();
+  int ran = 0;
+  for (Problem p : Presets(op, {"small", "edge"}))
+    for (Dtype d : {Dtype::kBF16, Dtype::kF16}) {
+      p.dtype = d;
+      // Three seeds; one for the 4097 x 4097 case, whose fp64 CPU reference is the slow part.
+      const int seeds = op.cost(p).flops > 1e9 ? 1 : 3;
+      for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
+        const CheckResult r = CheckCudaVariant(op, variant(), p, CheckOptions{.seed = seed});
+        if (!r.skipped.empty()) {
+          EXPECT_EQ(p.dim("d"), 256) << variant().name << " skipped " << p.label() << ": " << r.skipped;
+          break;
+        }
+        EXPECT_EQ(r.failure, "");
+        ran += r.ran;
+      }
+    }
+  std::printf("  attention / %s: %d edge checks ran\n", GetParam().c_str(), ran);
+  EXPECT_GT(ran, 0);
+}
+
+// Each problem of `presets` in bf16 and f16, `seeds` seeds, against the device reference.
+void CheckAgainstDeviceReference(const Variant& v, std::initializer_list<const char*> presets, int seeds) {
+  const OpDef& op = AttentionOp();
+  for (Problem p : Presets(op, presets))
+    for (Dtype d : {Dtype::kBF16, Dtype::kF16}) {
+      p.dtype = d;
+      const std::string skip = v.skip_reason ? v.skip_reason(p) : "";
+      ASSERT_EQ(skip, "") << v.name << " must run " << p.label();
+      for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
+        SCOPED_TRACE(v.name + " " + p.label() + " seed " + std::to_string(seed));
+        DeviceCase c(op, p, seed);
+        ASSERT_EQ(c.error, "");
+        // Outputs poisoned (NaN) so an unwritten element fails.
+        for (int i = 3; i < 5; ++i)
+          ASSERT_EQ(cudaMemset(c.tensors[i].data, 0xFF, static_cast<size_t>(c.tensors[i].numel * DtypeBytes(c.tensors[i].dtype))),
+                    cudaSuccess);
+        const int rc = v.run_cuda(p, c.tensors, nullptr);
+        ASSERT_EQ(rc, 0) << CudaText(rc);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::string error;
+        const auto want = DeviceReference(op, p, c, &error);
+        ASSERT_EQ(error, "");
+        const Tolerance tol = ToleranceFor(op, p);
+        for (int out = 0; out < 2; ++out) {
+          const Tensor& t = c.tensors[3 + out];
+          std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
+          ASSERT_EQ(cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+          std::vector<double> got(static_cast<size_t>(t.numel));
+          for (int64_t e = 0; e < t.numel; ++e) got[e] = LoadAsDouble(raw.data(), t.dtype, e);
+          const CompareResult r = Compare(got, want[out], tol);
+          EXPECT_TRUE(r.passed) << "output " << (out ? "lse" : "o") << ": " << r.mismatches << " mismatches, "
+                                << r.non_finite << " non-finite, max abs " << r.max_abs_error << " (atol " << tol.atol
+                                << "), first at " << r.first_mismatch;
+          std::printf("  %s %s seed %d: %s max abs error %.3g\n", v.name.c_str(), p.label().c_str(), static_cast<int>(seed),
+                      out ? "lse" : "o", r.max_abs_error);
+        }
+      }
+    }
+}
+
+// The ci preset (a Llama-3-8B layer's causal GQA prefill), two seeds: quick enough for every run.
+TEST_P(AttentionVariantTest, CiShape) { CheckAgainstDeviceReference(variant(), {"ci"}, 2); }
+
+// B8 H16 N4096 d128, B16 H16 N2048 d64 and the GQA prefill, causal and not: the timed problems.
+TEST_P(AttentionVariantTest, LargeShapes) { CheckAgainstDeviceReference(variant(), {"canonical", "gqa"}, 1); }
+
+std::vector<std::string> CudaRungs() {
+  std::vector<std::string> names;
+  for (const Variant* v : CudaVariants(AttentionOp())) names.push_back(v->name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Attention, AttentionVariantTest, ::testing::ValuesIn(CudaRungs()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AttentionVariantTest);
+
+TEST(AttentionLadder, Registration) {
+  const OpDef& op = AttentionOp();
+  EXPECT_EQ(CudaRungs(), (std::vector<std::string>{"cuda_v1_naive", "cuda_v2_flash_simt", "cuda_v3_flash_mma",
+                                                   "cuda_v4_flash_wgmma"}));
+  for (const Variant* v : CudaVariants(op)) {
+    EXPECT_EQ(v->dtypes, (std::vector<Dtype>{Dtype::kBF16, Dtype::kF16})) << v->name;
+    ASSERT_TRUE(v->launches) << v->name;
+    Problem p = op.find_preset("canonical")->problems.at(0);
+    p.dtype = Dtype::kF16;
+    EXPECT_FALSE(v->launches(p).empty()) << v->name;
+    EXPECT_FALSE(v->description.empty()) << v->name;
+  }
+}
+
+}  // namespace
+}  // namespace kbench::kernels::testing
