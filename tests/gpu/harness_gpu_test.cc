@@ -20,7 +20,7 @@
 #include "worker/calibration_check.h"
 #include "worker/cuda/cuda_backend.h"
 #include "worker/cuda/cuda_util.cuh"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {

@@ -32,7 +32,7 @@ class FakeRun final : public DeviceRun {
       return absl::OkStatus();
     };
   }
-  absl::StatusOr<double> Sample(int launches) override { return 1000.0 * launches; }
+  absl::StatusOr<SampleTime> Sample(int launches, bool) override { return SampleTime{.ns = 1000.0 * launches}; }
   void Flush() override {}
   std::string FailureMessage(const absl::Status& s, v1::ResultStatus) const override { return std::string(s.message()); }
 
