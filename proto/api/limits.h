@@ -26,7 +26,7 @@ inline constexpr size_t kMaxLabelValueBytes = 256;
 // A job.
 inline constexpr int kMaxVariantsPerJob = 256;
 inline constexpr int kMaxProblemsPerJob = 256;
-inline constexpr int kMaxDimsPerProblem = 8;
+inline constexpr int kMaxDimsPerProblem = 16;  // paged_decode has 9; room for more
 inline constexpr int kMaxFlagsPerProblem = 16;
 inline constexpr int kMaxDtypesPerJob = 16;
 inline constexpr int64_t kMaxSamples = 1'000'000;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/agent/lease_reporter.h"
@@ -173,6 +174,14 @@ bool Agent::EnsureRegistered(bool wake_on_drain) {
       node_.set_worker_id(response.worker_id());
       if (config_.on_registered) config_.on_registered(response.worker_id());
       return true;
+    }
+    // Said once per distinct reason: a refused registration (a catalog beyond a limit, say) would
+    // otherwise retry in silence.
+    if (const std::string why = absl::StrCat(static_cast<int>(s.error_code()), ": ", s.error_message());
+        !s.ok() && why != last_register_error_) {
+      last_register_error_ = why;
+      std::cerr << "kbench-worker: registration failed (retrying): " << "code " << static_cast<int>(s.error_code()) << ": "
+                << s.error_message() << std::endl;
     }
     if (!WaitFor(backoff.Next(), wake_on_drain)) return false;
   }

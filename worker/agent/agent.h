@@ -95,6 +95,7 @@ class Agent {
   std::vector<std::unique_ptr<RunnerPluginLibraries>> plugin_libraries_;
 
   std::mutex register_mu_;  // One registration at a time (lease loop and heartbeat may both need it).
+  std::string last_register_error_;  // Guarded by register_mu_: the last failure said, said once.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;                      // Guarded by mu_.

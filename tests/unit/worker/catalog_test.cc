@@ -1,6 +1,8 @@
 // The registry as the catalog a worker advertises.
 #include "worker/plan/catalog.h"
 
+#include "api/message_bounds.h"
+#include "core/registry.h"
 #include "gtest/gtest.h"
 #include "test_ops.h"
 
@@ -60,6 +62,25 @@ TEST(Catalog, OpsWithoutVariantsForTheWorkerAreLeftOut) {
   std::erase_if(op.variants, [](const kernels::Variant& v) { return v.backend == kernels::Backend::kCpu; });
   registry.Add(op);
   EXPECT_TRUE(Catalog(registry, {kernels::Backend::kCpu}).ops().empty());
+}
+
+// The whole suite's catalog, as a CPU and as a CUDA worker registers it, within the registration's
+// limits: an op with more dims, presets or tensors than the coordinator takes would leave every
+// worker unregistered (paged_decode's nine dims once did).
+TEST(Catalog, TheSuitesCatalogPassesTheRegistrationLimits) {
+  for (auto backends : {std::set<kernels::Backend>{kernels::Backend::kCpu},
+                        std::set<kernels::Backend>{kernels::Backend::kCpu, kernels::Backend::kCuda}}) {
+    const Catalog catalog(kernels::BuiltinRegistry(), backends);
+    v1::WorkerInfo info;
+    info.set_worker_id("w-1");
+    v1::DeviceInfo* d = info.add_devices();
+    d->set_name("device");
+    d->set_uuid("u-1");
+    for (const v1::OpInfo& op : catalog.ops()) *info.add_catalog() = op;
+    ASSERT_GT(info.catalog_size(), 8);
+    const absl::Status s = api::CheckWorkerInfoBounds("info", info);
+    EXPECT_TRUE(s.ok()) << s;
+  }
 }
 
 }  // namespace
