@@ -46,7 +46,7 @@ TEST(PagedDecodeGpu, EveryRungMatchesTheCpuReferenceOnSmallEdgeAndCi) {
   KBENCH_REQUIRE_GPU_OR_SKIP();
   const OpDef& op = Op();
   std::vector<Problem> problems = Preset("small");
-  for (const char* name : {"edge", "ci"})
+  for (const char* name : {"edge", "quick"})
     for (const Problem& p : Preset(name)) problems.push_back(p);
   int ran = 0;
   for (const Variant* v : CudaVariants(op)) {

@@ -172,7 +172,8 @@ OpDef PagedDecodeDefinition() {
         mk(2, 4, 2, 256, 300, 0, 1),      // page 256, the last one partly filled
         mk(1, 4, 2, 256, 256, 0),         // page 256, full
         mk(3, 8, 2, 16, 1000, 4097)}},    // long enough to split across blocks, skewed
-      {"ci", {mk(2, 8, 2, 16, 64, 200)}},
+      {"quick", {mk(2, 8, 2, 16, 64, 200)}},
+      {"ci", {mk(16, 32, 8, 16, 4096, 0)}},  // the PR gate: Llama-3-8B decode, batch 16, 4k context
   };
   return op;
 }

@@ -159,7 +159,7 @@ TEST(FormatResults, CeilingWriteBackThrottledAndClocksAreShownWhenPresent) {
   end->set_memory_clock_mhz(3201);
   end->set_power_watts(698);
   const std::string out = FormatResults({r}, Format::kTable, false);
-  EXPECT_THAT(out, HasSubstr("±RSE in-run"));
+  EXPECT_THAT(out, HasSubstr("±RSE within-run"));
   EXPECT_THAT(out, HasSubstr("ceiling"));
   EXPECT_THAT(out, HasSubstr(" 2:1 "));
   EXPECT_THAT(out, HasSubstr("7.50 us"));

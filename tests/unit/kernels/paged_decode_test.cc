@@ -62,7 +62,7 @@ TEST(PagedDecode, PresetsAreValidAndDecodeIsLlama3) {
   }
   for (int64_t b : {1, 16, 64})
     for (int64_t c : {1024, 4096, 32768}) EXPECT_TRUE(seen.count({b, c})) << b << "x" << c;
-  for (const char* name : {"small", "skewed", "edge", "ci"}) EXPECT_NE(op.find_preset(name), nullptr) << name;
+  for (const char* name : {"small", "skewed", "edge", "quick", "ci"}) EXPECT_NE(op.find_preset(name), nullptr) << name;
 }
 
 TEST(PagedDecode, CostCountsTheContextOnce) {
@@ -146,7 +146,7 @@ TEST(PagedDecode, ReferenceFollowsTheBlockTableAndTheGroups) {
 TEST(PagedDecode, CpuRungMatchesTheReference) {
   const OpDef& op = GetOp("paged_decode");
   int checked = 0;
-  for (const char* name : {"small", "edge", "ci"})
+  for (const char* name : {"small", "edge", "quick"})
     for (const Problem& base : op.find_preset(name)->problems) {
       Problem p = base;
       p.dtype = Dtype::kBF16;

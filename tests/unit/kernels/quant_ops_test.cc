@@ -114,7 +114,7 @@ TEST(QuantOps, CpuRungsMatchReference) {
   for (const std::string& name : kOps) {
     const OpDef& op = GetOp(name);
     int checks = 0;
-    for (const char* preset : {"small", "edge", "ci"}) {
+    for (const char* preset : {"small", "edge", "quick"}) {
       ASSERT_NE(op.find_preset(preset), nullptr) << name << " " << preset;
       for (Problem p : op.find_preset(preset)->problems) {
         p.dtype = Dtype::kBF16;
@@ -194,7 +194,7 @@ TEST(QuantOps, CostsAreTheMinimalTraffic) {
 TEST(QuantOps, PresetsAreValidAndHoldTheIssueShapes) {
   for (const std::string& name : kOps) {
     const OpDef& op = GetOp(name);
-    for (const char* preset : {"small", "canonical", "edge", "ci"}) ASSERT_NE(op.find_preset(preset), nullptr);
+    for (const char* preset : {"small", "canonical", "edge", "quick", "ci"}) ASSERT_NE(op.find_preset(preset), nullptr);
     for (const Preset& preset : op.presets) {
       for (const Problem& p : preset.problems) {
         SCOPED_TRACE(name + " " + preset.name + " " + p.label());
