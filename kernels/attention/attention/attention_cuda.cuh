@@ -87,6 +87,12 @@ void AddAttentionFlashSimtVariant(OpDef& op);  // attention_flash_simt.cu: cuda_
 void AddAttentionFlashMmaVariant(OpDef& op);   // attention_flash_mma.cu: cuda_v3_flash_mma
 void AddAttentionFlashWgmmaVariant(OpDef& op); // attention_flash_wgmma.cu: cuda_v4_flash_wgmma (sm_90a)
 
+// cuda_v2_flash_simt's launch (attention_flash_simt.cu): plain loads, so any element alignment. The
+// rungs whose cp.async, ldmatrix or TMA need 16-byte aligned tensors run it on an offset view (the
+// tests' unaligned trials; the harness's cudaMalloc'd tensors are always aligned), as the GEMM's
+// wgmma rung hands such views to mma.sync: a refusal code would read as a lost CUDA context.
+int RunAttentionFlashSimt(const Problem& p, std::span<const Tensor> t, void* stream);
+
 // The device reference (attention_reference.cu): a warp per query row, f32 accumulation, outputs
 // widened to double.
 int RunAttentionReferenceF32(const Problem& p, std::span<const Tensor> inputs, std::span<double* const> outputs,

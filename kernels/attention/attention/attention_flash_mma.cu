@@ -328,9 +328,9 @@ int RunMma(const Problem& p, std::span<const Tensor> t, void* stream) {
   const AttnArgs a = ArgsOf(p, t);
   const cudaStream_t st = cuda::AsStream(stream);
   // cp.async and the 16-byte stores need 16-byte aligned rows (d halves are); the tensors' starts
-  // come from cudaMalloc. A view that is not aligned is refused, never read wrong.
+  // come from cudaMalloc. An offset view goes to the SIMT rung, never read wrong.
   for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-    if (!cuda::Aligned16(ptr)) return static_cast<int>(cudaErrorMisalignedAddress);
+    if (!cuda::Aligned16(ptr)) return RunAttentionFlashSimt(p, t, stream);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (a.s.d == 64) return LaunchMma<T, 64, kM>(a, st);

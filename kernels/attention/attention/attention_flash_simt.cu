@@ -165,6 +165,8 @@ std::vector<LaunchInfo> LaunchesSimt(const Problem& p) {
 
 }  // namespace
 
+int RunAttentionFlashSimt(const Problem& p, std::span<const Tensor> t, void* stream) { return RunSimt(p, t, stream); }
+
 void AddAttentionFlashSimtVariant(OpDef& op) {
   op.variants.push_back({
       .name = "cuda_v2_flash_simt",

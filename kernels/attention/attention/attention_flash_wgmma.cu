@@ -388,9 +388,9 @@ template <bool kPingPong>
 int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
   const AttnArgs a = ArgsOf(p, t);
   const cudaStream_t st = cuda::AsStream(stream);
-  // TMA needs 16-byte aligned bases; cudaMalloc'd tensors are. An unaligned view is refused.
+  // TMA needs 16-byte aligned bases; cudaMalloc'd tensors are. An offset view goes to the SIMT rung.
   for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
-    if (!cuda::Aligned16(ptr)) return static_cast<int>(cudaErrorMisalignedAddress);
+    if (!cuda::Aligned16(ptr)) return RunAttentionFlashSimt(p, t, stream);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, st);
