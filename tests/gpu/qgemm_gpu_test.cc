@@ -69,9 +69,14 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
       out.push_back(Shape(op, m, n, k));
   } else {
     // Whole tiles; K % 128 != 0; K shorter than one k tile; 9 x 20 tiles (more than the SMs, so
-    // persistent blocks take a second tile); N = 2112 at a decode-sized M.
-    for (auto [m, n, k] :
-         {std::tuple{256, 256, 256}, {257, 520, 1008}, {130, 136, 32}, {1100, 2560, 144}, {64, 2112, 1024}})
+    // persistent blocks take a second tile); N = 2112 at a decode-sized M; a partial last k block and
+    // N blocks that cuBLASLt's block scales accept (M and K/128 multiples of 4).
+    for (auto [m, n, k] : {std::tuple{256, 256, 256},
+                           {257, 520, 1008},
+                           {130, 136, 32},
+                           {1100, 2560, 144},
+                           {64, 2112, 1024},
+                           {132, 528, 400}})
       out.push_back(Shape(op, m, n, k));
   }
   return out;
