@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -170,6 +172,16 @@ absl::StatusOr<TritonKernelImage> CompileTriton(const TritonCompileRequest& requ
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<PythonChildOutput> out = RunPythonChild(capability.python, "compile", RequestJson(request), limit);
   if (!out.ok()) return out.status();
+  // The runner's log says how the compile child was confined, once per change (as NVRTC's does).
+  static std::mutex* mu = new std::mutex;
+  static std::string* logged = new std::string;
+  {
+    std::lock_guard<std::mutex> lock(*mu);
+    if (*logged != out->sandbox) {
+      *logged = out->sandbox;
+      fprintf(stderr, "kbench: Triton compile child %s\n", out->sandbox.c_str());
+    }
+  }
   const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   absl::StatusOr<Struct> reply = ParseReply(out->out);
   if (!reply.ok()) {

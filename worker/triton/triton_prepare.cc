@@ -2,6 +2,7 @@
 #include "worker/triton/triton_prepare.h"
 
 #include <algorithm>
+#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "worker/custom/contract.h"
@@ -58,26 +59,41 @@ TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource&
   if (!launch->dtypes.empty() &&
       std::find(launch->dtypes.begin(), launch->dtypes.end(), problem.dtype) == launch->dtypes.end())
     return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", kernels::DtypeName(problem.dtype)));
+  // The configs compile side by side (each in its own child; an autotuned GEMM has several), all
+  // within the one compile limit the worker's watchdog allows.
+  std::vector<ResolvedTritonLaunch> resolved;
   for (const TritonConfig& config : launch->configs) {
-    absl::StatusOr<ResolvedTritonLaunch> resolved = ResolveTritonLaunch(*launch, config, problem);
-    if (!resolved.ok()) return fail(v1::RUNTIME_ERROR, absl::StrCat("launch: ", resolved.status().message()));
+    absl::StatusOr<ResolvedTritonLaunch> r = ResolveTritonLaunch(*launch, config, problem);
+    if (!r.ok()) return fail(v1::RUNTIME_ERROR, absl::StrCat("launch: ", r.status().message()));
+    resolved.push_back(std::move(*r));
+  }
+  std::vector<std::future<absl::StatusOr<TritonKernelImage>>> compiles;
+  for (const ResolvedTritonLaunch& r : resolved) {
     TritonCompileRequest request{.source = kernel.source,
                                  .file_name = kernel.file_name,
                                  .kernel = launch->kernel.empty() ? "kbench_" + op.name : launch->kernel,
                                  .params = params,
-                                 .constexprs = resolved->constexprs,
-                                 .num_warps = resolved->num_warps,
-                                 .num_stages = resolved->num_stages,
+                                 .constexprs = r.constexprs,
+                                 .num_warps = r.num_warps,
+                                 .num_stages = r.num_stages,
                                  .arch = options.compute_capability};
-    absl::StatusOr<TritonKernelImage> image = CompileTriton(request, capability, options.cache, options.compile_limit);
+    compiles.push_back(std::async(std::launch::async, [request = std::move(request), &capability, &options] {
+      return CompileTriton(request, capability, options.cache, options.compile_limit);
+    }));
+  }
+  std::vector<absl::StatusOr<TritonKernelImage>> images;
+  for (auto& c : compiles) images.push_back(c.get());  // every child ends before any result is used
+  for (size_t i = 0; i < images.size(); ++i) {
+    absl::StatusOr<TritonKernelImage>& image = images[i];
     if (!image.ok()) {
       const bool job_error = absl::IsInvalidArgument(image.status()) || absl::IsDeadlineExceeded(image.status());
       return fail(job_error ? v1::COMPILE_ERROR : absl::IsUnavailable(image.status()) ? v1::SKIPPED : v1::RUNTIME_ERROR,
                   std::string(image.status().message()));
     }
     out.cache_hit = out.cache_hit && image->cache_hit;
-    out.compile_ns += image->compile_ns;
-    out.configs.push_back({.launch = *resolved, .label = config.Label(resolved->constexprs), .image = std::move(*image)});
+    out.compile_ns = std::max(out.compile_ns, image->compile_ns);
+    out.configs.push_back(
+        {.launch = resolved[i], .label = launch->configs[i].Label(resolved[i].constexprs), .image = std::move(*image)});
   }
   return out;
 }

@@ -35,7 +35,7 @@ struct TritonPrepared {
   std::string message;
   std::vector<PreparedConfig> configs;  // OK: one per config of the description, compiled.
   std::string compiler;                 // "triton 3.5.1"
-  int64_t compile_ns = 0;               // Sum over the configs compiled now (not cached).
+  int64_t compile_ns = 0;               // Wall time of the compiles made now (side by side); 0 when all were cached.
   bool cache_hit = true;                // Every config came from the cache.
 };
 
@@ -43,7 +43,7 @@ struct TritonPrepareOptions {
   int compute_capability = 90;
   const TritonCapability* capability = nullptr;  // Null: NodeTritonCapability().
   const KernelCache* cache = nullptr;
-  std::chrono::milliseconds compile_limit{60000};
+  std::chrono::milliseconds compile_limit{60000};  // For every config (they compile side by side).
 };
 
 // The Triton signature of the op's contract for the problem's dtype: pointers "*bf16"/"*fp32" (aligned
