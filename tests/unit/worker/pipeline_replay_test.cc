@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "test_ops.h"
 #include "worker/measure/pipeline.h"
-#include "worker/settings.h"
+#include "worker/plan/settings.h"
 
 namespace kbench::worker {
 namespace {
