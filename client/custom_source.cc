@@ -24,12 +24,14 @@ absl::StatusOr<v1::CustomSourceKind> KindOf(const ParsedArgs& args, const std::s
     const std::string ext = absl::AsciiStrToLower(std::filesystem::path(path).extension().string());
     if (ext == ".ptx") return v1::PTX;
     if (ext == ".cubin") return v1::CUBIN;
+    if (ext == ".py") return v1::TRITON_SOURCE;
     return v1::CUDA_SOURCE;
   }
   if (kind == "cuda") return v1::CUDA_SOURCE;
   if (kind == "ptx") return v1::PTX;
   if (kind == "cubin") return v1::CUBIN;
-  return FlagError("source-kind", absl::StrCat("unknown kind '", kind, "' (known: cuda, ptx, cubin)"));
+  if (kind == "triton") return v1::TRITON_SOURCE;
+  return FlagError("source-kind", absl::StrCat("unknown kind '", kind.substr(0, 32), "' (known: cuda, ptx, cubin, triton)"));
 }
 
 // The file's stem made into a variant name: "my_rmsnorm.cu" -> "my_rmsnorm".
@@ -45,15 +47,16 @@ std::string NameFromPath(const std::string& path) {
 std::vector<FlagSpec> CustomSourceFlagSpecs() {
   return {
       {"source", "FILE", "Custom kernel to run beside the op's variants: CUDA C++ (compiled on the worker by NVRTC), "
-                         "PTX or cubin, under the op's launch contract (kernels --op OP --contract)"},
-      {"source-kind", "K", "cuda, ptx or cubin (default: from the extension; .ptx, .cubin, else cuda)"},
+                         "PTX, cubin, or Triton (.py: a @triton.jit kernel and its kbench_launch, compiled on the "
+                         "worker by Triton), under the op's launch contract (kernels --op OP --contract)"},
+      {"source-kind", "K", "cuda, ptx, cubin or triton (default: from the extension; .ptx, .cubin, .py, else cuda)"},
       {"name", "N", "Name of the custom variant, run as custom:N (default: the file's stem)"},
       {"entry", "NAME", "Kernel to launch (default: the contract's, kbench_<op>)"},
       {"block", "X[,Y[,Z]]", "Threads per block (default: the contract's)"},
       {"grid", "EXPR[,EXPR[,EXPR]]", "Grid over the op's dims and block_x/y/z, e.g. 'cdiv(N, block_x)' (default: the contract's)"},
       {"smem", "BYTES", "Dynamic shared memory per block (default 0)"},
       {"nvrtc-option", "OPT", "Extra NVRTC option: -DNAME[=V], -use_fast_math, --maxrregcount=N, ...", true},
-      {"compile-timeout-ms", "MS", "NVRTC time limit (default 60000)"},
+      {"compile-timeout-ms", "MS", "Compile time limit, NVRTC or Triton (default 60000)"},
   };
 }
 
@@ -80,6 +83,11 @@ absl::Status AddCustomSource(const ParsedArgs& args, v1::JobSpec* spec) {
   absl::StatusOr<v1::CustomSourceKind> kind = KindOf(args, path);
   if (!kind.ok()) return kind.status();
   c.set_kind(*kind);
+  if (*kind == v1::TRITON_SOURCE) {
+    // Triton's launch (kernel, grid, warps, constexprs) is the file's kbench_launch, not flags.
+    for (const char* f : {"entry", "block", "grid", "smem", "nvrtc-option"})
+      if (args.Has(f)) return FlagError(f, "not for a Triton --source: its kbench_launch says how it is launched");
+  }
   c.set_source(bytes.str());
   c.set_file_name(std::filesystem::path(path).filename().string());
   c.set_name(args.Has("name") ? args.Get("name") : NameFromPath(path));
@@ -113,7 +121,7 @@ absl::Status AddCustomSource(const ParsedArgs& args, v1::JobSpec* spec) {
     c.set_compile_timeout_ns(static_cast<int64_t>(*ms * 1e6));
   }
   // PTX and cubin are machine code for one element type: the job's --dtype says which.
-  if (c.kind() != v1::CUDA_SOURCE) {
+  if (c.kind() != v1::CUDA_SOURCE && c.kind() != v1::TRITON_SOURCE) {
     if (spec->dtypes_size() != 1)
       return FlagError("dtype", "give exactly one with a PTX or cubin --source (it is compiled for one dtype)");
     c.add_dtypes(spec->dtypes(0));

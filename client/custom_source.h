@@ -1,4 +1,4 @@
-// `submit --source FILE`: a custom kernel (CUDA C++, PTX or cubin) added to the job as variant
+// `submit --source FILE`: a custom kernel (CUDA C++, PTX, cubin or Triton Python) added to the job as variant
 // "custom:<name>" under the op's launch contract (worker/custom/README.md), with its launch flags.
 #pragma once
 

@@ -1,4 +1,5 @@
 // Tables of jobs, workers and the kernel catalog in every format; see format.h.
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/names.h"
@@ -7,6 +8,13 @@
 
 namespace kbench::client {
 namespace {
+
+// The Triton column: the version, "absent" (the reason is in the notes and in json/csv), or "-".
+std::string TritonCell(const std::string& triton) {
+  if (triton.empty()) return "-";
+  if (absl::StartsWith(triton, "absent")) return "absent";
+  return triton.substr(0, triton.find(" ("));
+}
 
 constexpr size_t kErrorWidth = 60;
 constexpr size_t kDescriptionWidth = 60;
@@ -88,10 +96,12 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
                 "compute_capability",
                 "memory_bytes",
                 "copy_bytes_per_second",
-                "peak_f32_flops_per_second"};
+                "peak_f32_flops_per_second",
+                "triton"};
   } else {
-    t.header = {"id", "name", "state", "health", "heartbeat", "job", "device", "memory", "copy GB/s", "f32 GFLOP/s"};
-    t.numeric = {false, false, false, false, true, false, false, true, true, true};
+    t.header = {"id", "name", "state", "health", "heartbeat", "job", "device", "memory", "copy GB/s", "f32 GFLOP/s",
+                "triton"};
+    t.numeric = {false, false, false, false, true, false, false, true, true, true, false};
     t.group_columns = 6;
   }
   std::string notes;  // calibrations that failed their checks, explained under the table
@@ -133,13 +143,15 @@ std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format f
       if (csv) {
         row.insert(row.end(), {absl::StrCat(d.index()), d.name(), api::BackendName(d.backend()),
                                absl::StrCat(d.compute_capability_major() * 10 + d.compute_capability_minor()),
-                               absl::StrCat(d.memory_bytes()), FormatExact(copy), FormatExact(f32)});
+                               absl::StrCat(d.memory_bytes()), FormatExact(copy), FormatExact(f32), d.triton()});
       } else {
         row.insert(row.end(), {OrDash(d.name()), d.memory_bytes() > 0 ? FormatBytes(d.memory_bytes()) : "-",
                                copy > 0 ? FormatGiga(copy) + (cal->warning().empty() ? "" : " !") : "-",
-                               f32 > 0 ? FormatGiga(f32) : "-"});
+                               f32 > 0 ? FormatGiga(f32) : "-", TritonCell(d.triton())});
         if (cal != nullptr && !cal->warning().empty())
           absl::StrAppend(&notes, "! ", info.worker_id(), " device ", d.index(), ": ", cal->warning(), "\n");
+        if (absl::StartsWith(d.triton(), "absent"))  // why Triton kernels come back SKIPPED there
+          absl::StrAppend(&notes, "  ", info.worker_id(), " device ", d.index(), ": triton ", d.triton(), "\n");
       }
       t.AddRow(std::move(row), i > 0);
     }

@@ -2,6 +2,7 @@
 #include "client/commands.h"
 #include "client/format.h"
 #include "client/format_contract.h"
+#include "client/triton_template.h"
 
 namespace kbench::client {
 
@@ -12,13 +13,15 @@ const CommandSpec& KernelsSpec() {
     s.summary = "List the ops the workers can run: dims, dtypes, presets (with problem counts) and variants.";
     s.flags = {{"op", "NAME", "Only this op"},
                {"contract", "", "With --op: the launch contract of custom kernels (submit --source) and a starting template"},
-               {"template", "", "With --op: only the contract's starting template, to save as a .cu file"},
+               {"template", "", "With --op: only the contract's starting template, to save as a .cu (or with --lang triton, .py) file"},
+               {"lang", "L", "With --template: cuda (default) or triton (a @triton.jit kernel and its launch description)"},
                FormatFlagSpec()};
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details = "json: kbench.v1.OpInfo messages, with every preset's problems.";
     s.examples = {"kbench-client kernels", "kbench-client kernels --op gemm --format md",
                   "kbench-client kernels --op rmsnorm --contract",
-                  "kbench-client kernels --op rmsnorm --template > my_rmsnorm.cu"};
+                  "kbench-client kernels --op rmsnorm --template > my_rmsnorm.cu",
+                  "kbench-client kernels --op rmsnorm --template --lang triton > my_rmsnorm.py"};
     return s;
   }();
   return spec;
@@ -32,6 +35,10 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
   if (!format.ok()) return UsageError(io, spec, format.status().message());
   const bool template_only = args.GetBool("template");  // implies --contract
   const bool contract = args.GetBool("contract") || template_only;
+  const std::string lang = args.Get("lang", "cuda");
+  if (args.Has("lang") && !template_only) return UsageError(io, spec, "--lang: only with --template");
+  if (lang != "cuda" && lang != "triton")
+    return UsageError(io, spec, "--lang: '" + lang.substr(0, 32) + "' is not a language (cuda or triton)");
   if (contract && !args.Has("op"))
     return UsageError(io, spec, template_only ? "--template: needs --op" : "--contract: needs --op");
   auto conn = Connect(args, globals);
@@ -53,7 +60,8 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
              << "' takes no custom kernels on the registered workers (a launch contract comes with CUDA workers)\n";
       return kExitFailure;
     }
-    io.out << (template_only ? op.contract().template_source() : FormatContract(op, *format == Format::kJson));
+    if (template_only && lang == "triton") io.out << TritonTemplate(op);
+    else io.out << (template_only ? op.contract().template_source() : FormatContract(op, *format == Format::kJson));
     return kExitOk;
   }
   io.out << FormatKernels({resp.ops().begin(), resp.ops().end()}, *format);

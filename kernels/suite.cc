@@ -2,6 +2,7 @@
 #include "suite.h"
 
 #include "core/registry.h"
+#include "triton_rungs.h"
 
 namespace kbench::kernels {
 
@@ -14,7 +15,11 @@ constexpr OpFactory kSuite[] = {KBENCH_SUITE_OPS(KBENCH_LIST_OP)};
 }  // namespace
 
 const Registry& BuiltinRegistry() {
-  static const Registry* registry = new Registry(RegistryOf(kSuite));
+  static const Registry* registry = [] {
+    auto* r = new Registry(RegistryOf(kSuite));
+    AddTritonRungs(*r);  // triton_rungs.cc: the *_triton.py rungs beside the CUDA ones
+    return r;
+  }();
   return *registry;
 }
 

@@ -40,6 +40,13 @@ install_cuda_tool() {  # TOOL PYTHON-PACKAGE
 install_cuda_tool cuobjdump nvidia-cuda-cuobjdump
 install_cuda_tool nvdisasm nvidia-cuda-nvdisasm
 
+# Triton (Python), for the Triton compile tests (tests/unit/triton): they compile kernels for an
+# explicit sm_90 target, which needs no GPU. The worker itself does not need it to build or start.
+if ! python3 -c 'import triton' >/dev/null 2>&1; then
+  echo "install-deps: installing triton (Python)" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'triton>=3.4,<3.6'
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

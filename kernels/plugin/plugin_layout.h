@@ -61,6 +61,7 @@ constexpr uint64_t LayoutFingerprint() {
   h = Mix(h, offsetof(Variant, backend)), h = Mix(h, offsetof(Variant, dtypes));
   h = Mix(h, offsetof(Variant, min_compute_capability)), h = Mix(h, offsetof(Variant, skip_reason));
   h = Mix(h, offsetof(Variant, run_cpu)), h = Mix(h, offsetof(Variant, run_cuda)), h = Mix(h, offsetof(Variant, launches));
+  h = Mix(h, offsetof(Variant, triton_source));
   h = MixType<Preset>(h);
   h = MixType<OpDef>(h);
   h = Mix(h, offsetof(OpDef, dims)), h = Mix(h, offsetof(OpDef, tensors)), h = Mix(h, offsetof(OpDef, presets));

@@ -101,6 +101,10 @@ absl::Status ValidateCustomVariants(const v1::JobSpec& spec) {
     }
     if (c.dynamic_shared_bytes() < 0 || c.dynamic_shared_bytes() > kMaxDynamicSharedBytes)
       return Invalid(f + ".dynamic_shared_bytes", absl::StrCat("must be in [0, ", kMaxDynamicSharedBytes, "]"));
+    // Triton's launch is the file's own description (worker/triton/launch_description.h).
+    if (c.kind() == v1::TRITON_SOURCE && (!c.entry().empty() || c.block_size() > 0 || c.grid_size() > 0 ||
+                                          c.dynamic_shared_bytes() != 0))
+      return Invalid(f + ".kind", "a Triton source takes no entry, block, grid or shared memory: its kbench_launch says how it is launched");
     if (!is_source && !c.compile_options().empty())
       return Invalid(f + ".compile_options", "only for CUDA source (PTX and cubin are not compiled by NVRTC)");
     if (absl::Status s = CheckStrings(f + ".compile_options", c.compile_options(), kMaxCompileOptions,

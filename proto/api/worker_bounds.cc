@@ -75,6 +75,7 @@ absl::Status CheckDeviceBounds(absl::string_view field, const v1::DeviceInfo& d)
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".driver_version", d.driver_version(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".runtime_version", d.runtime_version(), kMaxShortTextBytes));
   KBENCH_RETURN_IF_ERROR(CheckSize(f + ".driver_release", d.driver_release(), kMaxShortTextBytes));
+  KBENCH_RETURN_IF_ERROR(CheckSize(f + ".triton", d.triton(), kMaxShortTextBytes));
   for (auto [name, v] : {std::pair{".index", int64_t{d.index()}},
                          {".compute_capability_major", d.compute_capability_major()},
                          {".compute_capability_minor", d.compute_capability_minor()},

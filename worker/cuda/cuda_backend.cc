@@ -7,6 +7,7 @@
 #include "worker/cuda/datasheet.h"
 #include "worker/cuda/device_query.h"
 #include "worker/measure/pipeline.h"
+#include "worker/triton/measure_triton.h"
 
 namespace kbench::worker {
 namespace {
@@ -79,6 +80,10 @@ std::string CudaBackend::Fail(cudaError_t e, const char* what) {
 v1::Result CudaBackend::MeasureOne(const kernels::OpDef& op, const kernels::Variant& variant,
                                    const kernels::Problem& problem, const v1::MeasurementSettings& settings,
                                    const CancelFlag& cancel) {
+  // A Triton rung is compiled, loaded and measured as a concrete variant (worker/triton/).
+  if (IsTritonRung(variant))
+    return TritonRunner::Get().Measure(*this, op, {variant.triton_source, variant.name + ".py", variant.name}, problem,
+                                       settings, cancel);
   v1::Result r = NewResult(*this, op, variant, problem);
   CudaMeasureDevice cuda(*this);
   MeasureInto(*this, cuda, op, variant, problem, settings, cancel, &r);

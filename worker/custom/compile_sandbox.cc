@@ -68,7 +68,7 @@ bool ZeroInitialEnvironment() {
 }
 
 // New user (to be allowed the rest), mount and network namespaces; then every mount read-only.
-void EnterNamespaces(CompileSandbox* s) {
+void EnterNamespaces(const CompileChildSetup& setup, CompileSandbox* s) {
   const uid_t uid = getuid();
   const gid_t gid = getgid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) != 0) {
@@ -84,15 +84,16 @@ void EnterNamespaces(CompileSandbox* s) {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return;
 #ifdef SYS_mount_setattr
   MountAttr attr{.attr_set = kMountAttrReadOnly, .attr_clr = 0, .propagation = 0, .userns_fd = 0};
-  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", kAtRecursive, &attr, sizeof attr) == 0) {
-    s->read_only_fs = true;
-    return;
-  }
+  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", kAtRecursive, &attr, sizeof attr) == 0) s->read_only_fs = true;
 #endif
   // Older kernels: a read-only bind of / over itself (its submounts keep their flags).
-  if (mount("/", "/", nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
+  if (!s->read_only_fs && mount("/", "/", nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
       mount(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) == 0)
     s->read_only_fs = true;
+  if (s->read_only_fs && setup.writable_work_dir && !setup.work_dir.empty() &&
+      mount("tmpfs", setup.work_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1g") == 0 &&
+      chdir(setup.work_dir.c_str()) == 0)
+    s->work_dir_tmpfs = true;
 }
 
 // socket() fails with EPERM; every other call is allowed. On architectures not listed here, none.
@@ -141,7 +142,7 @@ CompileSandbox EnterCompileChild(const CompileChildSetup& setup) {
   environ = const_cast<char**>(setup.envp.data());
   s.environment_scrubbed = ZeroInitialEnvironment();
   if (!setup.work_dir.empty() && chdir(setup.work_dir.c_str()) == 0) s.private_dir = true;
-  EnterNamespaces(&s);
+  EnterNamespaces(setup, &s);
   DenySockets(&s);
   return s;
 }
@@ -153,6 +154,7 @@ std::string CompileSandbox::Describe() const {
   (network_off ? on : off).push_back("no network");
   (read_only_fs ? on : off).push_back("read-only file system");
   (sockets_denied ? on : off).push_back("socket() denied");
+  if (work_dir_tmpfs) on.push_back("writable private tmpfs");
   std::string d = absl::StrCat("sandbox: ", on.empty() ? "none" : absl::StrJoin(on, ", "));
   if (!off.empty()) absl::StrAppend(&d, " (not available here: ", absl::StrJoin(off, ", "), ")");
   return d;

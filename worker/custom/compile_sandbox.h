@@ -17,6 +17,9 @@ struct CompileChildSetup {
   std::string work_dir;           // Private directory; the parent removes it after the child ends.
   std::vector<std::string> env;   // "NAME=value".
   std::vector<char*> envp;        // Over `env`, NULL-terminated.
+  // Keep work_dir writable under a read-only file system (a fresh tmpfs over it): Triton writes
+  // its cache and ptxas its temporary files there (worker/triton/).
+  bool writable_work_dir = false;
 };
 
 // Empty work_dir when no private directory could be made (the child then stays where it is).
@@ -28,6 +31,7 @@ struct CompileSandbox {
   bool network_off = false;     // A new, empty network namespace.
   bool read_only_fs = false;    // Every mount read-only in a private mount namespace.
   bool sockets_denied = false;  // seccomp: socket() fails with EPERM.
+  bool work_dir_tmpfs = false;  // writable_work_dir: the private directory is a tmpfs.
   // "sandbox: environment allow-listed, private directory, no network, read-only file system,
   // socket() denied" (or what was not available).
   std::string Describe() const;

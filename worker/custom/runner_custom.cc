@@ -7,6 +7,7 @@
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/custom/kernel_image.h"
 #include "worker/custom/measure_custom.h"
+#include "worker/triton/measure_triton.h"
 #endif
 
 namespace kbench::worker {
@@ -32,6 +33,14 @@ v1::Result MeasureCustomRequest(Backend& backend, const runner::RunnerRequest& r
   // One per runner process: its disk cache and the modules it has loaded.
   static CustomKernelRunner* runner = new CustomKernelRunner(KernelCache::DefaultDir(), DefaultCudaIncludeDir());
   if (req.has_calibration()) backend.set_calibration(req.calibration());
+  if (req.custom().kind() == v1::TRITON_SOURCE) {  // worker/triton/: compiled by Triton, not NVRTC
+    const std::string file = req.custom().file_name().empty() ? "kernel.py" : req.custom().file_name();
+    const int64_t limit_ns = req.custom().compile_timeout_ns() > 0 ? req.custom().compile_timeout_ns() : int64_t{60} * 1000000000;
+    CancelFlag never;
+    return TritonRunner::Get().Measure(backend, *op, {req.custom().source(), file, r.variant()},
+                                       ToKernelProblem(req.problem()), req.settings(), never,
+                                       std::chrono::milliseconds(limit_ns / 1000000));
+  }
   return runner->Measure(backend, *op, req.custom(), ToKernelProblem(req.problem()), req.settings());
 #else
   r.set_status_message("this runner was built without CUDA");

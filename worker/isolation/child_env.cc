@@ -33,8 +33,8 @@ bool IsAllowedChildEnvName(absl::string_view name) {
   if (name.empty() || LooksLikeSecret(name)) return false;
   static constexpr absl::string_view kExact[] = {
       "PATH", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
-      // What the runner reads (grep getenv in worker/, kernels/): NVRTC's path and the kernel cache.
-      "KBENCH_NVRTC", "KBENCH_KERNEL_CACHE",
+      // What the runner reads (grep getenv in worker/, kernels/): NVRTC's path, the kernel cache, Triton's Python.
+      "KBENCH_NVRTC", "KBENCH_KERNEL_CACHE", "KBENCH_PYTHON",
       // Coverage builds write their counters from the child too.
       "GCOV_PREFIX", "GCOV_PREFIX_STRIP", "LLVM_PROFILE_FILE"};
   if (std::find(std::begin(kExact), std::end(kExact), name) != std::end(kExact)) return true;

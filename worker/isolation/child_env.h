@@ -15,7 +15,7 @@ namespace kbench::worker {
 
 // True for the names a child may inherit: PATH, LANG, LC_*, TZ, TMPDIR, LD_LIBRARY_PATH, CUDA_*,
 // NVIDIA_*, the sanitizers' *SAN_OPTIONS, and the KBENCH_* the runner reads (KBENCH_NVRTC,
-// KBENCH_KERNEL_CACHE); false for anything credential-like.
+// KBENCH_KERNEL_CACHE, KBENCH_PYTHON); false for anything credential-like.
 bool IsAllowedChildEnvName(absl::string_view name);
 
 // True for a name that looks like it holds a credential (KBENCH_TOKEN, AWS_SECRET_ACCESS_KEY, ...).

@@ -1,4 +1,5 @@
 // Kernel libraries in the runner child; see runner_kernels.h.
+#include "worker/triton/triton_compiler.h"
 #include "worker/plugin/runner_kernels.h"
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,8 @@ absl::StatusOr<const kernels::plugin::LoadedPlugin*> RunnerKernels::Library(cons
 
 void RunnerKernels::Describe(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp) {
   *resp->mutable_device() = backend.device();
+  // The worker registers this: `workers` shows whether Triton kernels can run here (worker/triton/).
+  if (backend.kind() == kernels::Backend::kCuda) resp->mutable_device()->set_triton(NodeTritonCapability().Describe());
   if (auto ds = backend.datasheet()) *resp->mutable_datasheet() = *ds;
   if (req.plugin_path().empty()) return;  // The worker's start-up: device only.
   auto lib = Library(req.plugin_path());

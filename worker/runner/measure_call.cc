@@ -1,6 +1,7 @@
 // One MEASURE request and its reply; see measure_call.h.
 #include "worker/runner/measure_call.h"
 
+#include "absl/strings/match.h"
 #include "api/limits.h"
 
 namespace kbench::worker {
@@ -21,6 +22,8 @@ MeasureCall MakeMeasureCall(const std::string& op, const std::string& variant, c
   if (custom != nullptr) {
     *req.mutable_custom() = *custom;
     limit_ns += custom->compile_timeout_ns() > 0 ? custom->compile_timeout_ns() : api::kDefaultCompileTimeoutNs;
+  } else if (absl::StartsWith(variant, "triton_")) {
+    limit_ns += api::kDefaultCompileTimeoutNs;  // a Triton rung may compile first (worker/triton/)
   }
   call.limit = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(limit_ns));
   return call;

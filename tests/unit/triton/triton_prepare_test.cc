@@ -1,0 +1,250 @@
+// The Triton capability probe and the GPU-free half of a Triton measurement
+// (worker/triton/triton_compiler.h, triton_prepare.h): a node without Python or Triton reports the
+// capability absent and Triton kernels come back SKIPPED with that reason; the suite's Triton rungs
+// are registered with readable descriptions. Where Triton is installed (scripts/install-deps.sh),
+// kernels compile for an explicit sm_90 target with no GPU: every rung, the cache, and compile errors
+// as COMPILE_ERROR with Triton's message.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/registry.h"
+#include "worker/isolation/child_env.h"
+#include "worker/triton/launch_description.h"
+#include "worker/triton/triton_compiler.h"
+#include "worker/triton/triton_prepare.h"
+
+namespace kbench::worker {
+namespace {
+
+using ::testing::HasSubstr;
+
+const kernels::OpDef& Op(const std::string& name) {
+  const kernels::OpDef* op = kernels::BuiltinRegistry().Find(name);
+  EXPECT_NE(op, nullptr) << name;
+  return *op;
+}
+
+kernels::Problem Problem(const kernels::OpDef& op, std::vector<int64_t> dims, kernels::Dtype dtype) {
+  return kernels::MakeProblem(op, std::move(dims), dtype);
+}
+
+constexpr char kRmsnorm[] = R"PY(import triton
+import triton.language as tl
+
+@triton.jit
+def my_rmsnorm(x, weight, out, rows, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    v = tl.load(x + row * cols + offs, mask=mask, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(v * v, axis=0) / cols + 1e-6)
+    w = tl.load(weight + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out + row * cols + offs, (v * rstd * w).to(out.dtype.element_ty), mask=mask)
+
+kbench_launch = {"kernel": "my_rmsnorm", "grid": ["rows"], "constexprs": {"BLOCK": "next_pow2(cols)"},
+                 "num_warps": 4, "num_stages": 1}
+)PY";
+
+TEST(TritonCapability, AbsentWithoutPython) {
+  const TritonCapability c = ProbeTriton("/nonexistent/kbench/python3", std::chrono::seconds(30));
+  EXPECT_FALSE(c.available);
+  EXPECT_THAT(c.reason, HasSubstr("/nonexistent/kbench/python3"));
+  EXPECT_THAT(c.Describe(), HasSubstr("absent: "));
+  EXPECT_FALSE(ProbeTriton("").available);
+  EXPECT_THAT(ProbeTriton("").reason, HasSubstr("no python3"));
+}
+
+// A Python whose site-packages are hidden (-S): Triton cannot be imported, whatever is installed.
+TEST(TritonCapability, AbsentWithoutTriton) {
+  const std::string python = FindPython();
+  if (python.empty()) GTEST_SKIP() << "no python3 here";
+  const std::string dir = MakePrivateDir("tritontest");
+  const std::string fake = dir + "/python-without-site";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nexec " << python << " -S \"$@\"\n";
+  }
+  chmod(fake.c_str(), 0755);
+  const TritonCapability c = ProbeTriton(fake, std::chrono::seconds(60));
+  RemovePrivateDir(dir);
+  EXPECT_FALSE(c.available);
+  EXPECT_THAT(c.reason, HasSubstr("triton cannot be imported"));
+  EXPECT_FALSE(c.python_version.empty());  // the interpreter ran: it is Triton that is missing
+}
+
+TEST(TritonPrepare, SkippedOnANodeWithoutTriton) {
+  const TritonCapability absent{.available = false, .reason = "triton cannot be imported: No module named 'triton'"};
+  const kernels::OpDef& op = Op("rmsnorm");
+  const TritonPrepared p = PrepareTriton(op, {kRmsnorm, "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16),
+                                         {.compute_capability = 90, .capability = &absent});
+  EXPECT_EQ(p.status, v1::SKIPPED);
+  EXPECT_THAT(p.message, HasSubstr("Triton is not available on this node"));
+  EXPECT_THAT(p.message, HasSubstr("No module named 'triton'"));
+  EXPECT_TRUE(p.configs.empty());
+}
+
+TEST(TritonPrepare, ParamsFollowTheContract) {
+  const kernels::OpDef& op = Op("rmsnorm");
+  std::vector<TritonParam> params = TritonParamsFor(op, Problem(op, {769, 5125}, kernels::Dtype::kBF16));
+  ASSERT_EQ(params.size(), 5u);
+  EXPECT_EQ(params[0].type, "*bf16");
+  EXPECT_TRUE(params[0].div16);
+  EXPECT_EQ(params[3].name, "rows");
+  EXPECT_EQ(params[3].type, "i64");
+  EXPECT_FALSE(params[3].div16);  // 769
+  params = TritonParamsFor(op, Problem(op, {8192, 4096}, kernels::Dtype::kF32));
+  EXPECT_EQ(params[2].type, "*fp32");
+  EXPECT_TRUE(params[4].div16);
+  const kernels::OpDef& sum = Op("reduce_sum");  // a fixed f32 output
+  params = TritonParamsFor(sum, Problem(sum, std::vector<int64_t>(sum.dims.size(), 64), kernels::Dtype::kBF16));
+  EXPECT_EQ(params[0].type, "*bf16");
+  EXPECT_EQ(params[1].type, "*fp32");
+}
+
+TEST(TritonPrepare, DescriptionErrorsAreCompileErrors) {
+  const TritonCapability present{.available = true, .python = "/nonexistent", .triton_version = "0"};
+  const kernels::OpDef& op = Op("rmsnorm");
+  TritonPrepared p = PrepareTriton(op, {"import triton\n", "my.py", "custom:mine"},
+                                   Problem(op, {8, 64}, kernels::Dtype::kBF16), {.capability = &present});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("my.py: no launch description"));
+  // A dtype the description leaves out is SKIPPED before anything compiles.
+  const std::string bf16_only = std::string(kRmsnorm) + "kbench_launch[\"dtypes\"] = []\n";
+  p = PrepareTriton(op, {std::string(kRmsnorm).replace(std::string(kRmsnorm).find("\"num_stages\": 1}"), 16,
+                                                       "\"num_stages\": 1, \"dtypes\": [\"bf16\"]}"),
+                         "my.py", "custom:mine"},
+                    Problem(op, {8, 64}, kernels::Dtype::kF32), {.capability = &present});
+  EXPECT_EQ(p.status, v1::SKIPPED);
+  EXPECT_THAT(p.message, HasSubstr("does not implement f32"));
+}
+
+#ifdef KBENCH_HAVE_CUDA
+TEST(TritonRungs, RegisteredWithReadableDescriptions) {
+  int found = 0;
+  for (const char* name : {"vector_add", "rmsnorm", "softmax", "layernorm", "gemm"}) {
+    const kernels::OpDef& op = Op(name);
+    const kernels::Variant* v = op.find_variant(std::string("triton_") + name);
+    ASSERT_NE(v, nullptr) << name;
+    ++found;
+    EXPECT_EQ(v->backend, kernels::Backend::kCuda);
+    EXPECT_TRUE(static_cast<bool>(v->run_cuda));
+    absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(v->triton_source, v->name + ".py");
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_THAT(v->triton_source, HasSubstr("def " + l->kernel + "("));
+    for (const TritonConfig& c : l->configs)
+      EXPECT_TRUE(ResolveTritonLaunch(*l, c, op.presets[0].problems[0]).ok()) << name;
+  }
+  EXPECT_EQ(found, 5);
+}
+#endif
+
+// The rest needs Triton itself (scripts/install-deps.sh installs it); it compiles for sm_90 with no GPU.
+class TritonCompile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!NodeTritonCapability().available) GTEST_SKIP() << "Triton is not installed here: " << NodeTritonCapability().reason;
+    cache_dir_ = MakePrivateDir("tritoncache");
+  }
+  void TearDown() override {
+    if (!cache_dir_.empty()) RemovePrivateDir(cache_dir_);
+  }
+  std::string cache_dir_;
+};
+
+TEST_F(TritonCompile, CompilesToACubinAndCaches) {
+  const kernels::OpDef& op = Op("rmsnorm");
+  KernelCache cache(cache_dir_);
+  const kernels::Problem problem = Problem(op, {32, 4096}, kernels::Dtype::kBF16);
+  TritonPrepared p = PrepareTriton(op, {kRmsnorm, "my.py", "custom:mine"}, problem, {.compute_capability = 90, .cache = &cache});
+  ASSERT_EQ(p.status, v1::OK) << p.message;
+  ASSERT_EQ(p.configs.size(), 1u);
+  const TritonKernelImage& image = p.configs[0].image;
+  EXPECT_EQ(image.cubin.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(image.name, "my_rmsnorm");
+  EXPECT_EQ(image.num_warps, 4);
+  EXPECT_FALSE(image.cache_hit);
+  EXPECT_GT(image.compile_ns, 0);
+  EXPECT_EQ(p.configs[0].launch.constexprs[0], (std::pair<std::string, int64_t>{"BLOCK", 4096}));
+  EXPECT_THAT(p.compiler, HasSubstr("triton "));
+  EXPECT_FALSE(p.cache_hit);
+  // The same shape class again (dims divisible by 16 as before): from the cache, no child started.
+  TritonPrepared again = PrepareTriton(op, {kRmsnorm, "my.py", "custom:mine"}, Problem(op, {64, 4096}, kernels::Dtype::kBF16),
+                                       {.compute_capability = 90, .cache = &cache});
+  ASSERT_EQ(again.status, v1::OK) << again.message;
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.compile_ns, 0);
+  EXPECT_EQ(again.configs[0].image.cubin, image.cubin);
+  // Another dtype is another kernel.
+  TritonPrepared f32 = PrepareTriton(op, {kRmsnorm, "my.py", "custom:mine"}, Problem(op, {64, 4096}, kernels::Dtype::kF32),
+                                     {.compute_capability = 90, .cache = &cache});
+  ASSERT_EQ(f32.status, v1::OK) << f32.message;
+  EXPECT_FALSE(f32.cache_hit);
+}
+
+TEST_F(TritonCompile, CompileErrorsCarryTritonsMessage) {
+  const kernels::OpDef& op = Op("rmsnorm");
+  std::string broken = kRmsnorm;
+  broken.replace(broken.find("tl.sum(v * v"), 7, "tl.summ(");
+  TritonPrepared p = PrepareTriton(op, {broken, "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16),
+                                   {.compute_capability = 90});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("summ"));
+  EXPECT_THAT(p.message, HasSubstr("CompilationError"));
+  // A Python syntax error names the user's file and line.
+  p = PrepareTriton(op, {std::string(kRmsnorm) + "\ndef (\n", "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16),
+                    {.compute_capability = 90});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("SyntaxError"));
+  // A kernel whose parameters are not the contract's.
+  std::string wrong = kRmsnorm;
+  wrong.replace(wrong.find("out, rows"), 9, "out, rows, eps");
+  p = PrepareTriton(op, {wrong, "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16), {.compute_capability = 90});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("takes 6 non-constexpr parameters"));
+  EXPECT_THAT(p.message, HasSubstr("x, weight, out, rows, cols"));
+  // No such kernel.
+  std::string renamed = kRmsnorm;
+  renamed.replace(renamed.find("\"kernel\": \"my_rmsnorm\""), 22, "\"kernel\": \"other\"");
+  p = PrepareTriton(op, {renamed, "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16), {.compute_capability = 90});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("no @triton.jit function 'other' (found: my_rmsnorm)"));
+}
+
+TEST_F(TritonCompile, TimeLimitStopsTheCompile) {
+  const kernels::OpDef& op = Op("rmsnorm");
+  const std::string slow = std::string("import time\ntime.sleep(30)\n") + kRmsnorm;
+  TritonPrepared p = PrepareTriton(op, {slow, "my.py", "custom:mine"}, Problem(op, {8, 64}, kernels::Dtype::kBF16),
+                                   {.compute_capability = 90, .compile_limit = std::chrono::milliseconds(1500)});
+  EXPECT_EQ(p.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(p.message, HasSubstr("time limit"));
+}
+
+#ifdef KBENCH_HAVE_CUDA
+TEST_F(TritonCompile, EveryRungCompilesForSm90) {
+  KernelCache cache(cache_dir_);
+  for (const char* name : {"vector_add", "rmsnorm", "softmax", "layernorm", "gemm"}) {
+    const kernels::OpDef& op = Op(name);
+    const kernels::Variant* v = op.find_variant(std::string("triton_") + name);
+    ASSERT_NE(v, nullptr);
+    for (const kernels::Problem& base : op.find_preset("canonical")->problems) {
+      kernels::Problem problem = base;
+      problem.dtype = kernels::Dtype::kBF16;
+      TritonPrepared p = PrepareTriton(op, {v->triton_source, v->name + ".py", v->name}, problem,
+                                       {.compute_capability = 90, .cache = &cache});
+      ASSERT_EQ(p.status, v1::OK) << name << ": " << p.message;
+      EXPECT_FALSE(p.configs.empty());
+      for (const PreparedConfig& c : p.configs) EXPECT_EQ(c.image.cubin.substr(0, 4), "\x7f" "ELF");
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace kbench::worker

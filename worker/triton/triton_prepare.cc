@@ -1,0 +1,101 @@
+// The GPU-free half of a Triton measurement; see triton_prepare.h.
+#include "worker/triton/triton_prepare.h"
+
+#include <algorithm>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "worker/custom/contract.h"
+
+namespace kbench::worker {
+namespace {
+
+std::string TritonType(kernels::Dtype d) {
+  switch (d) {
+    case kernels::Dtype::kF32: return "fp32";
+    case kernels::Dtype::kBF16: return "bf16";
+    case kernels::Dtype::kF16: return "fp16";
+    case kernels::Dtype::kI32: return "i32";
+    case kernels::Dtype::kU8: return "u8";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem) {
+  const std::optional<v1::LaunchContract> contract = MakeLaunchContract(op);
+  if (!contract) return {};
+  std::vector<TritonParam> params;
+  for (const v1::ContractParam& p : contract->params()) {
+    if (p.kind() == v1::ContractParam::DIM) {
+      params.push_back({.name = p.name(), .type = "i64", .div16 = problem.dim(p.name()) % 16 == 0});
+      continue;
+    }
+    const kernels::Dtype d = p.fixed_dtype() != v1::DTYPE_UNSPECIFIED ? static_cast<kernels::Dtype>(p.fixed_dtype())
+                                                                      : problem.dtype;
+    params.push_back({.name = p.name(), .type = "*" + TritonType(d), .div16 = true});
+  }
+  return params;
+}
+
+TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource& kernel, const kernels::Problem& problem,
+                             const TritonPrepareOptions& options) {
+  TritonPrepared out;
+  auto fail = [&](v1::ResultStatus status, std::string message) {
+    out.status = status;
+    out.message = std::move(message);
+    out.configs.clear();
+    return out;
+  };
+  const TritonCapability& capability = options.capability ? *options.capability : NodeTritonCapability();
+  if (!capability.available)
+    return fail(v1::SKIPPED, absl::StrCat("Triton is not available on this node (", capability.reason, ")"));
+  out.compiler = absl::StrCat("triton ", capability.triton_version);
+  const std::vector<TritonParam> params = TritonParamsFor(op, problem);
+  if (params.empty()) return fail(v1::RUNTIME_ERROR, absl::StrCat("op '", op.name, "' has no launch contract for Triton kernels"));
+  absl::StatusOr<TritonLaunch> launch = ParseTritonLaunch(kernel.source, kernel.file_name);
+  if (!launch.ok()) return fail(v1::COMPILE_ERROR, std::string(launch.status().message()));
+  if (!launch->dtypes.empty() &&
+      std::find(launch->dtypes.begin(), launch->dtypes.end(), problem.dtype) == launch->dtypes.end())
+    return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", kernels::DtypeName(problem.dtype)));
+  // The configs compile side by side (each in its own child; an autotuned GEMM has several), all
+  // within the one compile limit the worker's watchdog allows.
+  std::vector<ResolvedTritonLaunch> resolved;
+  for (const TritonConfig& config : launch->configs) {
+    absl::StatusOr<ResolvedTritonLaunch> r = ResolveTritonLaunch(*launch, config, problem);
+    if (!r.ok()) return fail(v1::RUNTIME_ERROR, absl::StrCat("launch: ", r.status().message()));
+    resolved.push_back(std::move(*r));
+  }
+  std::vector<std::future<absl::StatusOr<TritonKernelImage>>> compiles;
+  for (const ResolvedTritonLaunch& r : resolved) {
+    TritonCompileRequest request{.source = kernel.source,
+                                 .file_name = kernel.file_name,
+                                 .kernel = launch->kernel.empty() ? "kbench_" + op.name : launch->kernel,
+                                 .params = params,
+                                 .constexprs = r.constexprs,
+                                 .num_warps = r.num_warps,
+                                 .num_stages = r.num_stages,
+                                 .arch = options.compute_capability};
+    compiles.push_back(std::async(std::launch::async, [request = std::move(request), &capability, &options] {
+      return CompileTriton(request, capability, options.cache, options.compile_limit);
+    }));
+  }
+  std::vector<absl::StatusOr<TritonKernelImage>> images;
+  for (auto& c : compiles) images.push_back(c.get());  // every child ends before any result is used
+  for (size_t i = 0; i < images.size(); ++i) {
+    absl::StatusOr<TritonKernelImage>& image = images[i];
+    if (!image.ok()) {
+      const bool job_error = absl::IsInvalidArgument(image.status()) || absl::IsDeadlineExceeded(image.status());
+      return fail(job_error ? v1::COMPILE_ERROR : absl::IsUnavailable(image.status()) ? v1::SKIPPED : v1::RUNTIME_ERROR,
+                  std::string(image.status().message()));
+    }
+    out.cache_hit = out.cache_hit && image->cache_hit;
+    out.compile_ns = std::max(out.compile_ns, image->compile_ns);
+    out.configs.push_back(
+        {.launch = resolved[i], .label = launch->configs[i].Label(resolved[i].constexprs), .image = std::move(*image)});
+  }
+  return out;
+}
+
+}  // namespace kbench::worker
