@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev prometheus-cpp-dev libsqlite3-dev sqlite3 libpq-dev
   libgtest-dev libgmock-dev
-  python3 procps
+  python3 python3-venv python3-pip procps  # venv and pip: Triton's private environment (below)
   postgresql  # Server binaries (initdb, pg_ctl) for the PostgreSQL store tests, which start their own server.
   prometheus python3-yaml systemd  # deploy/ checks: promtool and a Prometheus server, YAML, systemd-analyze.
   clang libclang-rt-dev llvm  # make fuzz: libFuzzer and the sanitizer runtimes; llvm-symbolizer for their reports.
@@ -42,10 +42,22 @@ install_cuda_tool nvdisasm nvidia-cuda-nvdisasm
 
 # Triton (Python), for the Triton compile tests (tests/unit/triton): they compile kernels for an
 # explicit sm_90 target, which needs no GPU. The worker itself does not need it to build or start.
-if ! python3 -c 'import triton' >/dev/null 2>&1; then
+# Into python3 where pip may install there; Debian's own python3 is externally managed (PEP 668),
+# so there it goes into a private environment, $triton_env, which the tests' CMake passes on as
+# KBENCH_PYTHON. Without a package index the Triton tests skip, saying why; nothing else needs it.
+triton_env=/opt/kbench-tools/python
+install_triton() {
+  python3 -c 'import triton' >/dev/null 2>&1 && return 0
+  [[ -x $triton_env/bin/python3 ]] && "$triton_env/bin/python3" -c 'import triton' >/dev/null 2>&1 && return 0
   echo "install-deps: installing triton (Python)" >&2
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'triton>=3.4,<3.6'
-fi
+  local pip=(--quiet --disable-pip-version-check --root-user-action=ignore 'triton>=3.4,<3.6')
+  if python3 -c 'import os, sys, sysconfig; sys.exit(os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
+    python3 -m pip --version >/dev/null 2>&1; then
+    python3 -m pip install "${pip[@]}" && return 0
+  fi
+  python3 -m venv "$triton_env" && "$triton_env/bin/python3" -m pip install "${pip[@]}" && return 0
+  echo "install-deps: WARNING: triton could not be installed; the Triton compile tests will skip" >&2
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -54,6 +66,7 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  install_triton
   exit 0
 fi
 
@@ -66,3 +79,4 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_triton

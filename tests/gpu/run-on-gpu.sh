@@ -8,7 +8,9 @@
 #   gemmtests: the GEMM ladder and its SASS check; qgemmtests, attentiontests, attention,
 #   quant, decode: a family's tests,
 #   benchmarks and peers; harnesstests: ceilings, write-back, the event window.
-#   phases: tests customtests custom leak gemmtests qgemmtests attentiontests abtests harnesstests decode quant
+#   tritontests: the Triton rungs and user kernels (worker/triton);
+#   MEMORY_OPS and GEMM_JOBS pick some of the memory and gemm phases' jobs.
+#   phases: tests customtests custom leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant
 #           attention memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
@@ -35,7 +37,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests qgemmtests attentiontests abtests harnesstests decode quant attention memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant attention memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -99,13 +101,13 @@ submit() {
 
 for phase in $phases; do
   case $phase in
-    tests | gemmtests | attentiontests | abtests | harnesstests)
+    tests | gemmtests | attentiontests | abtests | harnesstests | tritontests)
       # tests: every *_gpu_test of the bundle (kernels, each family's, skip-after-N, resources) but
       # those with a phase of their own; gemmtests: the GEMM ladder and its SASS.
       tests=()
       if [[ $phase == tests ]]; then
         for t in "$bundle"/tests/*_gpu_test; do
-          case $(basename "$t") in gemm_gpu_test | custom_gpu_test | plugin_ab_gpu_test | harness_gpu_test | attention_gpu_test) ;; *) tests+=("$t") ;; esac
+          case $(basename "$t") in gemm_gpu_test | custom_gpu_test | plugin_ab_gpu_test | harness_gpu_test | attention_gpu_test | triton_gpu_test) ;; *) tests+=("$t") ;; esac
         done
       fi
       [[ $phase == gemmtests ]] && tests=("$bundle/tests/gemm_gpu_test")
@@ -114,6 +116,8 @@ for phase in $phases; do
       [[ $phase == harnesstests ]] && tests=("$bundle/tests/harness_gpu_test")
       # Every attention rung against the device reference on the canonical and gqa shapes: minutes.
       [[ $phase == attentiontests ]] && tests=("$bundle/tests/attention_gpu_test")
+      # Triton rungs and a user's Triton kernel through a runner child (worker/triton): needs Triton here.
+      [[ $phase == tritontests ]] && tests=("$bundle/tests/triton_gpu_test")
       for t in "${tests[@]}"; do
         log "test $(basename "$t")"
         limit=${TEST_TIMEOUT:-240}
@@ -181,25 +185,33 @@ for phase in $phases; do
       start_cluster
       submit smoke OK --op vector_add --shape N=4096 --dtype f32 --max-time-ms 100
       ;;
-    memory)
+    memory)  # MEMORY_OPS (default: all seven) picks some, for a short run
       start_cluster
       common=(--dtype bf16 --trials 3 --max-time-ms 1000)
-      submit vector_add OK --op vector_add --shape N=268435456 "${common[@]}"
-      submit silu_mul_bias OK --op silu_mul_bias --shape 32768x4096 "${common[@]}"
-      # One float chain of N atomics is beyond the tolerance past 2^16 elements: that rung says so.
-      submit reduce_sum OK,cuda_v1_atomic=SKIPPED --op reduce_sum --shape N=16777216 "${common[@]}"
-      # One warp per row cannot hold a 4096-wide row: that rung says so (SKIPPED), every other is OK.
-      submit rmsnorm OK,cuda_v4_warp_row=SKIPPED --op rmsnorm --shape 32768x4096 "${common[@]}"
-      for op in softmax layernorm add_rmsnorm; do submit "$op" OK --op "$op" --shape 32768x4096 "${common[@]}"; done
+      for op in ${MEMORY_OPS:-vector_add silu_mul_bias reduce_sum rmsnorm softmax layernorm add_rmsnorm}; do
+        case $op in
+          vector_add) submit vector_add OK --op vector_add --shape N=268435456 "${common[@]}" ;;
+          # One float chain of N atomics is beyond the tolerance past 2^16 elements: that rung says so.
+          reduce_sum) submit reduce_sum OK,cuda_v1_atomic=SKIPPED --op reduce_sum --shape N=16777216 "${common[@]}" ;;
+          # One warp per row cannot hold a 4096-wide row: that rung says so (SKIPPED), every other is OK.
+          rmsnorm) submit rmsnorm OK,cuda_v4_warp_row=SKIPPED --op rmsnorm --shape 32768x4096 "${common[@]}" ;;
+          *) submit "$op" OK --op "$op" --shape 32768x4096 "${common[@]}" ;;
+        esac
+      done
       ;;
-    gemm)
+    gemm)  # GEMM_JOBS (default: gemm_bf16 gemm_f32 gemm_decode) picks some
       start_cluster
-      submit gemm_bf16 OK --op gemm --preset canonical --dtype bf16 --trials 3 --max-time-ms 600 --warmup-ms 20 \
-        --variant cuda_v3_register_block,cuda_wmma,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16,cublaslt_bf16
-      submit gemm_f32 OK --op gemm --preset canonical --dtype f32 --trials 3 --max-time-ms 600 --warmup-ms 20 \
-        --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm
-      submit gemm_decode OK --op gemm --preset decode --dtype bf16 --trials 3 --max-time-ms 300 --warmup-ms 20 \
-        --variant cuda_gemv,cuda_gemv_split_k,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16
+      for job in ${GEMM_JOBS:-gemm_bf16 gemm_f32 gemm_decode}; do
+        case $job in
+          gemm_bf16) submit gemm_bf16 OK --op gemm --preset canonical --dtype bf16 --trials 3 --max-time-ms 600 --warmup-ms 20 \
+            --variant cuda_v3_register_block,cuda_wmma,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16,cublaslt_bf16 ;;
+          gemm_f32) submit gemm_f32 OK --op gemm --preset canonical --dtype f32 --trials 3 --max-time-ms 600 --warmup-ms 20 \
+            --variant cuda_v2_smem_tile,cuda_v3_register_block,cuda_v4_vec_transpose,cuda_v5_cp_async,cublas_sgemm ;;
+          gemm_decode) submit gemm_decode OK --op gemm --preset decode --dtype bf16 --trials 3 --max-time-ms 300 --warmup-ms 20 \
+            --variant cuda_gemv,cuda_gemv_split_k,cuda_mma_sync,cuda_wgmma_tma,cublas_bf16 ;;
+          *) fail "gemm: unknown job $job" ;;
+        esac
+      done
       ;;
     quant)  # issue 22's quant family and fused elementwise ops: tests, every rung, torch.compile peers
       t=$bundle/tests/quant_gpu_test
