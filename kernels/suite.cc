@@ -2,7 +2,6 @@
 #include "suite.h"
 
 #include "core/registry.h"
-#include "triton_rungs.h"
 
 namespace kbench::kernels {
 
@@ -15,11 +14,7 @@ constexpr OpFactory kSuite[] = {KBENCH_SUITE_OPS(KBENCH_LIST_OP)};
 }  // namespace
 
 const Registry& BuiltinRegistry() {
-  static const Registry* registry = [] {
-    auto* r = new Registry(RegistryOf(kSuite));
-    AddTritonRungs(*r);  // triton_rungs.cc: the *_triton.py rungs beside the CUDA ones
-    return r;
-  }();
+  static const Registry* registry = new Registry(RegistryOf(kSuite));
   return *registry;
 }
 

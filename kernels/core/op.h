@@ -95,7 +95,7 @@ struct Variant {
   // Launches on the given cudaStream_t; returns a cudaError_t (0 on success).
   std::function<int(const Problem&, std::span<const Tensor>, void* stream)> run_cuda;
   std::function<std::vector<LaunchInfo>(const Problem&)> launches;
-  // A Triton rung (triton_rungs.cc): the text of its Python file (a @triton.jit kernel and its
+  // A Triton rung (core/triton_rung.h): the text of its Python file (a @triton.jit kernel and its
   // kbench_launch description). The CUDA backend compiles and launches it (worker/triton/);
   // run_cuda only answers "not supported" on a path that bypasses that.
   std::string triton_source;

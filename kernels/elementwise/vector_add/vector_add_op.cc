@@ -5,9 +5,15 @@
 // ladder (vector_add.cu; its header says what each rung teaches). MakeVectorAddOp below assembles them.
 #include "elementwise/vector_add/vector_add.h"
 
+#include "core/triton_rung.h"
 #include "elementwise/vector_add/vector_add_ref.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char vector_add_triton_py[];  // vector_add_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 
 OpDef VectorAddDefinition() {
   OpDef op;
@@ -45,6 +51,10 @@ OpDef MakeVectorAddOp() {
   AddVectorAddCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddVectorAddCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_vector_add",
+                     .description = "Triton: one program per 4096 elements, masked tail, float sum",
+                     .source = embedded::vector_add_triton_py,
+                     .dtypes = {Dtype::kF32, Dtype::kBF16}});
 #endif
   return op;
 }

@@ -11,9 +11,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/triton_rung.h"
 #include "gemm/gemm/gemm_ref.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char gemm_triton_py[];  // gemm_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 namespace {
 
 // Tolerances of C = A*B with inputs in [-1, 1] (the init range below) and fp32 accumulation.
@@ -94,6 +100,10 @@ OpDef MakeGemmOp() {
   AddGemmCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddGemmCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_gemm",
+                     .description = "Triton: tiled tl.dot on the tensor cores, grouped tile order, autotuned configs",
+                     .source = embedded::gemm_triton_py,
+                     .dtypes = {Dtype::kBF16}});
 #endif
   return op;
 }

@@ -6,9 +6,15 @@
 // ladder (layernorm.cu; its header says what each rung teaches). MakeLayernormOp below assembles them.
 #include "reduction/layernorm/layernorm.h"
 
+#include "core/triton_rung.h"
 #include "reduction/layernorm/layernorm_ref.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char layernorm_triton_py[];  // layernorm_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 
 OpDef LayernormDefinition() {
   OpDef op;
@@ -58,6 +64,10 @@ OpDef MakeLayernormOp() {
   AddLayernormCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddLayernormCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_layernorm",
+                     .description = "Triton: one program per row, the row in registers, float mean/variance",
+                     .source = embedded::layernorm_triton_py,
+                     .dtypes = {Dtype::kF32, Dtype::kBF16}});
 #endif
   return op;
 }

@@ -6,9 +6,15 @@
 // (rmsnorm.cu; its header says what each rung teaches). MakeRmsnormOp below assembles them.
 #include "reduction/rmsnorm/rmsnorm.h"
 
+#include "core/triton_rung.h"
 #include "reduction/rmsnorm/rmsnorm_ref.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char rmsnorm_triton_py[];  // rmsnorm_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 
 OpDef RmsnormDefinition() {
   OpDef op;
@@ -53,6 +59,10 @@ OpDef MakeRmsnormOp() {
   AddRmsnormCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddRmsnormCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_rmsnorm",
+                     .description = "Triton: one program per row, the row in registers, float statistics",
+                     .source = embedded::rmsnorm_triton_py,
+                     .dtypes = {Dtype::kF32, Dtype::kBF16}});
 #endif
   return op;
 }

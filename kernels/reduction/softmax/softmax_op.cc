@@ -6,9 +6,15 @@
 // (softmax.cu; its header says what each rung teaches). MakeSoftmaxOp below assembles them.
 #include "reduction/softmax/softmax.h"
 
+#include "core/triton_rung.h"
 #include "reduction/softmax/softmax_ref.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char softmax_triton_py[];  // softmax_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 namespace {
 
 // ReductionTolerance's rtol with a much smaller atol. Softmax outputs are probabilities of typical
@@ -64,6 +70,10 @@ OpDef MakeSoftmaxOp() {
   AddSoftmaxCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddSoftmaxCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_softmax",
+                     .description = "Triton: one program per row, the row in registers, float max/exp/sum",
+                     .source = embedded::softmax_triton_py,
+                     .dtypes = {Dtype::kF32, Dtype::kBF16}});
 #endif
   return op;
 }
