@@ -48,31 +48,41 @@ TEST(PluginEndToEnd, CompareTwoPluginBuildsFlagsTheRegression) {
                                          KBENCH_TEST_PLUGIN_HEAD, "--op", "plugin_probe", "--variant",
                                          "cpu_copy,cpu_same", "--backend", "cpu", "--max-time-ms", "400",
                                          "--min-samples", "12", "--rounds", "4", "--threshold", "1.0", "--format", "md"};
-  // Each A/B job: exit 1 on the regression, the regression SLOWER. Returns the unchanged pair's verdict.
+  // Each A/B job: the regression (head ~90x slower) never reads SAME or FASTER, the unchanged pair
+  // never SLOWER or FASTER, and the exit code follows the regression's verdict (1 when SLOWER). On
+  // a loaded 2-core host one job's run-to-run spread can swamp even 90x (AMBIGUOUS), so the
+  // statistical properties are asked of at most four jobs: one where the regression reads SLOWER and
+  // one where the unchanged pair reads SAME. A rule that cannot flag the regression, or that flags
+  // the unchanged pair, fails here whatever the machine's load.
   std::vector<std::string> outputs;
+  bool slower = false, same = false;
   auto compare = [&](const CommandResult& r) {
-    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_THAT(r.out, StartsWith("### kbench compare: 2 pairs\n\n**"));
-    EXPECT_EQ(VerdictOf(r.out, "cpu_copy"), "SLOWER") << r.out;
+    const std::string copy = VerdictOf(r.out, "cpu_copy"), unchanged = VerdictOf(r.out, "cpu_same");
+    EXPECT_TRUE(copy == "SLOWER" || copy == "AMBIGUOUS") << r.out;
+    EXPECT_TRUE(unchanged == "SAME" || unchanged == "AMBIGUOUS") << r.out;
+    EXPECT_EQ(r.exit_code, copy == "SLOWER" ? 1 : 0) << r.out << r.err;
+    if (copy == "SLOWER" && unchanged == "SAME")
+      EXPECT_THAT(r.out, StartsWith("### kbench compare: 2 pairs\n\n**1 slower, 0 faster, 1 unchanged, "));
+    slower = slower || copy == "SLOWER";
+    same = same || unchanged == "SAME";
     outputs.push_back(r.out);
-    return VerdictOf(r.out, "cpu_same") == "SAME";
   };
   CommandResult r = c.Client(args);
-  bool same = compare(r);
+  compare(r);
   EXPECT_THAT(r.err, HasSubstr("uploaded"));
   EXPECT_THAT(r.err, HasSubstr("submitted A/B job"));
 
   CommandResult again = c.Client(args);
-  same = compare(again) || same;
+  compare(again);
   EXPECT_THAT(again.err, HasSubstr("already on the coordinator"));
   EXPECT_THAT(again.err, ::testing::Not(HasSubstr("uploaded)")));
 
-  while (!same && outputs.size() < 4) same = compare(c.Client(args));
-  ASSERT_TRUE(same) << "the unchanged pair never read SAME in " << outputs.size() << " A/B jobs; the last:\n"
+  while (!(slower && same) && outputs.size() < 4) compare(c.Client(args));
+  EXPECT_TRUE(slower) << "the regression never read SLOWER in " << outputs.size() << " A/B jobs; the last:\n"
+                      << outputs.back();
+  EXPECT_TRUE(same) << "the unchanged pair never read SAME in " << outputs.size() << " A/B jobs; the last:\n"
                     << outputs.back();
-  const auto with_same = std::find_if(outputs.begin(), outputs.end(),
-                                      [](const std::string& out) { return VerdictOf(out, "cpu_same") == "SAME"; });
-  EXPECT_THAT(*with_same, StartsWith("### kbench compare: 2 pairs\n\n**1 slower, 0 faster, 1 unchanged, "));
 
   // A job naming a plugin the coordinator does not hold is refused before it is queued.
   CommandResult missing = c.Client({"compare", "--base-plugin", "/nonexistent.so", "--op", "plugin_probe"});
