@@ -33,6 +33,7 @@ std::string ItemLabel(const v1::Problem& p) {
 
 // Long enough for an op's check of a few hundred problems on a runner that has to start first.
 constexpr std::chrono::milliseconds kCheckLimit{30'000};
+constexpr int kCheckRetries = 2;
 
 }  // namespace
 
@@ -50,7 +51,11 @@ absl::StatusOr<std::vector<std::string>> JobRunner::CheckProblems(const std::str
   req.set_kind(runner::RunnerRequest::CHECK_PROBLEMS);
   req.set_op(op);
   for (const v1::Problem& p : problems) *req.add_problems() = p;
+  // A runner that died since the last request (a fault in the previous job's kernel, a kill) is
+  // noticed by this call and restarted by the next: the check runs no job code, so it goes again.
   absl::StatusOr<runner::RunnerResponse> resp = runner_->CallRunner(req, kCheckLimit);
+  for (int retry = 0; retry < kCheckRetries && absl::IsUnavailable(resp.status()); ++retry)
+    resp = runner_->CallRunner(req, kCheckLimit);
   if (!resp.ok())
     return absl::UnavailableError(absl::StrCat("the device's runner could not check the problems: ", resp.status().message()));
   if (!resp->error().empty())

@@ -2,7 +2,8 @@
 // kbench-runner child (CPU backend), the catalog the worker registers is the one the runner reports
 // of its own library, and the planner gets the op's own problem check from the runner, with the same
 // verdict and message as where the op's code is in the process (the tests' LocalRunner). A job
-// planned against the reported catalog runs in the runner.
+// planned against the reported catalog runs in the runner. A runner that died since its last request
+// costs the check one more try, not the job.
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,9 +13,11 @@
 #include "fake_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test_ops.h"
 #include "worker/isolation/isolated_backend.h"
 #include "worker/plan/catalog.h"
 #include "worker/runner/job_runner.h"
+#include "worker/runner/local_runner.h"
 
 namespace kbench::worker {
 namespace {
@@ -97,6 +100,49 @@ TEST_F(RunnerCatalogTest, AJobPlannedAgainstTheReportedCatalogRunsInTheRunner) {
     EXPECT_EQ(r.status(), v1::OK) << r.variant() << ": " << r.status_message();
     EXPECT_EQ(r.device().uuid(), backend_->device().uuid());
   }
+}
+
+// A device whose runner child is found dead by the first `deaths` calls (UNAVAILABLE, as
+// RunnerProcess says it), then answers as a runner does (here: in the process, over the test ops).
+class DyingRunner : public testing::FakeBackend, public RunnerChannel {
+ public:
+  DyingRunner(const Catalog& catalog, int deaths) : deaths_(deaths), local_(catalog, *this) {}
+  absl::StatusOr<runner::RunnerResponse> CallRunner(const runner::RunnerRequest& request,
+                                                    std::chrono::milliseconds timeout) override {
+    if (++calls <= deaths_) return absl::UnavailableError("runner killed by signal 9 (Killed)");
+    return local_.CallRunner(request, timeout);
+  }
+  RunnerChannel* runner_channel() override { return this; }
+  int calls = 0;
+
+ private:
+  const int deaths_;
+  LocalRunner local_;
+};
+
+v1::JobSpec ScaleSpec(const std::string& shape) {
+  v1::JobSpec spec;
+  spec.set_op("scale");
+  *spec.add_problems()->mutable_shape() = *api::ParseShape(shape);
+  spec.add_dtypes(v1::DTYPE_F32);
+  return spec;
+}
+
+TEST(RunnerCheckTest, ARunnerFoundDeadIsAskedAgainNotTheJobFailed) {
+  const Catalog catalog(testing::TestRegistry(), {kernels::Backend::kCpu});
+  DyingRunner once(catalog, 1);
+  JobRunner runner(catalog.ops(), once);
+  const absl::StatusOr<JobPlan> refused = runner.Plan(ScaleSpec("13"));
+  EXPECT_EQ(once.calls, 2);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("n must not be 13"));
+
+  DyingRunner always(catalog, 1000);
+  JobRunner doomed(catalog.ops(), always);
+  const absl::StatusOr<JobPlan> failed = doomed.Plan(ScaleSpec("12"));
+  EXPECT_EQ(always.calls, 3);  // Two more tries, then the job is refused: the device cannot run it.
+  ASSERT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
+  EXPECT_THAT(failed.status().message(), HasSubstr("could not check the problems: runner killed"));
 }
 
 }  // namespace
