@@ -40,7 +40,7 @@ Agent::Agent(AgentConfig config, WorkerNode& node)
   for (int i = 0; i < node_.device_count(); ++i) {
     RunnerChannel* runner = node_.backend(i).runner_channel();
     plugin_libraries_.push_back(
-        runner == nullptr
+        runner == nullptr || !runner->child_process()
             ? nullptr
             : std::make_unique<RunnerPluginLibraries>(
                   *runner, plugin_cache_,

@@ -91,7 +91,7 @@ class Agent {
   std::unique_ptr<v1::Coordinator::Stub> stub_;
   PluginCache plugin_cache_;
   // Where a job's plugins come from (plugin/plugin_libraries.h), one per device: each asks its
-  // device's runner; null for a device without a runner child (--isolation none).
+  // device's runner child; null for a device whose runner is in this process (tests).
   std::vector<std::unique_ptr<RunnerPluginLibraries>> plugin_libraries_;
 
   std::mutex register_mu_;  // One registration at a time (lease loop and heartbeat may both need it).

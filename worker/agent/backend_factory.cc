@@ -6,10 +6,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "worker/cpu/cpu_backend.h"
-#include "worker/isolation/isolated_backend.h"
 #ifdef KBENCH_HAVE_CUDA
-#include "worker/cuda/cuda_backend.h"
 #include "worker/cuda/device_query.h"
 #endif
 
@@ -40,44 +37,28 @@ int VisibleCudaDevices() {
 #endif
 }
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const BackendOptions& options) {
+absl::StatusOr<std::unique_ptr<IsolatedBackend>> MakeBackend(const BackendOptions& options) {
   const std::string kind = ResolveBackendKind(options.kind);
   if (kind != "cpu" && kind != "cuda")
     return absl::InvalidArgumentError(absl::StrCat("--backend: unknown backend '", kind, "' (known: auto, cpu, cuda)"));
 #ifndef KBENCH_HAVE_CUDA
   if (kind == "cuda") return absl::InvalidArgumentError("--backend: this build has no CUDA backend (KBENCH_CUDA=OFF)");
 #endif
-  if (options.isolation == "process") {
-    RunnerConfig config;
-    config.runner_path = options.runner_path.empty() ? RunnerBesideThisExecutable() : options.runner_path;
-    config.backend = kind;
-    config.device = options.device;
-    config.quick_calibration = options.quick_calibration;
-    const int ordinal = kind == "cpu" ? std::max(options.cpu_device, 0) : options.device;
-    config.log_path = options.runner_log.empty()
-                          ? absl::StrCat(std::filesystem::temp_directory_path().string(), "/kbench-runner-",
-                                         getpid(), "-", kind, ordinal, ".log")
-                          : options.runner_log;
-    if (kind == "cpu" && options.cpu_device >= 0)
-      config.extra_args.insert(config.extra_args.end(), {"--cpu_device", std::to_string(options.cpu_device)});
-    if (access(config.runner_path.c_str(), X_OK) != 0)
-      return absl::FailedPreconditionError(absl::StrCat("runner not found at ", config.runner_path));
-    auto b = IsolatedBackend::Create(std::move(config), kind == "cuda" ? kernels::Backend::kCuda : kernels::Backend::kCpu);
-    if (!b.ok()) return b.status();
-    return std::unique_ptr<Backend>(std::move(*b));
-  }
-  if (options.isolation != "none")
-    return absl::InvalidArgumentError(absl::StrCat("--isolation: unknown mode '", options.isolation, "' (known: process, none)"));
-  if (kind == "cpu")
-    return std::unique_ptr<Backend>(new CpuBackend(
-        CpuBackendOptions{.quick_calibration = options.quick_calibration, .device_index = options.cpu_device}));
-#ifdef KBENCH_HAVE_CUDA
-  auto b = CudaBackend::Create(options.device, CudaCalibrationOptions{.quick = options.quick_calibration});
-  if (!b.ok()) return b.status();
-  return std::unique_ptr<Backend>(std::move(*b));
-#else
-  return absl::InternalError("unreachable");
-#endif
+  RunnerConfig config;
+  config.runner_path = options.runner_path.empty() ? RunnerBesideThisExecutable() : options.runner_path;
+  config.backend = kind;
+  config.device = options.device;
+  config.quick_calibration = options.quick_calibration;
+  const int ordinal = kind == "cpu" ? std::max(options.cpu_device, 0) : options.device;
+  config.log_path = options.runner_log.empty()
+                        ? absl::StrCat(std::filesystem::temp_directory_path().string(), "/kbench-runner-", getpid(),
+                                       "-", kind, ordinal, ".log")
+                        : options.runner_log;
+  if (kind == "cpu" && options.cpu_device >= 0)
+    config.extra_args.insert(config.extra_args.end(), {"--cpu_device", std::to_string(options.cpu_device)});
+  if (access(config.runner_path.c_str(), X_OK) != 0)
+    return absl::FailedPreconditionError(absl::StrCat("runner not found at ", config.runner_path));
+  return IsolatedBackend::Create(std::move(config), kind == "cuda" ? kernels::Backend::kCuda : kernels::Backend::kCpu);
 }
 
 }  // namespace kbench::worker

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,6 @@
 #include "absl/strings/str_split.h"
 #include "api/channel.h"
 #include "api/parse_errors.h"
-#include "core/registry.h"
 #include "grpcpp/grpcpp.h"
 #include "server/auth/server_security.h"
 #include "worker/agent/agent.h"
@@ -56,8 +56,6 @@ ABSL_FLAG(bool, listen_insecure, false, "Worker service: allow --listen beyond l
 ABSL_FLAG(std::string, name, "", "Worker name; default the host name");
 ABSL_FLAG(std::vector<std::string>, label, {}, "Labels k=v, repeatable or comma-separated (--label gpu=a,rack=3)");
 ABSL_FLAG(std::string, backend, "auto", "Backend: auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
-ABSL_FLAG(std::string, isolation, "process",
-          "process: kernels run in a kbench-runner child that is restarted after a fault or a hang; none: in this process");
 ABSL_FLAG(int, device, -1, "One CUDA device ordinal: the one-GPU form of --devices (default: see --devices)");
 ABSL_FLAG(std::string, devices, "",
           "CUDA devices, one runner child and one job at a time each: all (the default) or a comma list of "
@@ -142,9 +140,9 @@ std::string HostName() {
   return buf;
 }
 
-// One backend (a runner child, by default) per selected device, each calibrated or taken from its
-// own cache entry (by uuid) before the worker registers.
-absl::StatusOr<std::vector<std::unique_ptr<Backend>>> MakeCalibratedBackends() {
+// One runner child per selected device, each calibrated or taken from its own cache entry (by uuid)
+// before the worker registers.
+absl::StatusOr<std::vector<std::unique_ptr<IsolatedBackend>>> MakeCalibratedBackends() {
   const std::string kind = ResolveBackendKind(absl::GetFlag(FLAGS_backend));
   if (kind != "cpu" && kind != "cuda")
     return absl::InvalidArgumentError(absl::StrCat("--backend: unknown backend '", kind, "' (known: auto, cpu, cuda)"));
@@ -159,12 +157,11 @@ absl::StatusOr<std::vector<std::unique_ptr<Backend>>> MakeCalibratedBackends() {
   if (!selected.ok()) return selected.status();
   const int count = static_cast<int>(selected->size());
   const std::string runner_log = absl::GetFlag(FLAGS_runner_log);
-  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<std::unique_ptr<IsolatedBackend>> backends;
   for (int i = 0; i < count; ++i) {
     const SelectedDevice& d = (*selected)[i];
-    absl::StatusOr<std::unique_ptr<Backend>> made =
+    absl::StatusOr<std::unique_ptr<IsolatedBackend>> made =
         MakeBackend({.kind = kind,
-                     .isolation = absl::GetFlag(FLAGS_isolation),
                      .device = d.ordinal,
                      .cpu_device = d.cpu_device,
                      .quick_calibration = absl::GetFlag(FLAGS_quick_calibration),
@@ -267,13 +264,18 @@ int Main(int argc, char** argv) {
   // The token is copied; no child (the runner runs job code) and no /proc/<pid>/environ reader gets it.
   ScrubOwnSecrets();
 
-  absl::StatusOr<std::vector<std::unique_ptr<Backend>>> backends = MakeCalibratedBackends();
+  absl::StatusOr<std::vector<std::unique_ptr<IsolatedBackend>>> backends = MakeCalibratedBackends();
   if (!backends.ok()) return Fail(backends.status());
 
+  // The catalog and the suite's version are what the first device's runner reported of its kernel
+  // library: this process loads none (all devices are of one kind, so one catalog serves).
+  std::vector<v1::OpInfo> catalog = backends->front()->catalog();
   WorkerConfig config{.name = absl::GetFlag(FLAGS_name).empty() ? HostName() : absl::GetFlag(FLAGS_name),
                       .labels = *labels,
-                      .suite_version = kernels::SuiteVersion()};
-  WorkerNode node(std::move(config), std::move(*backends), kernels::BuiltinRegistry());
+                      .suite_version = backends->front()->library().suite_version()};
+  std::vector<std::unique_ptr<Backend>> devices(std::make_move_iterator(backends->begin()),
+                                                std::make_move_iterator(backends->end()));
+  WorkerNode node(std::move(config), std::move(devices), std::move(catalog));
 
   WorkerService service(node);
   std::unique_ptr<grpc::Server> server;

@@ -31,20 +31,20 @@ std::vector<std::unique_ptr<Backend>> WorkerNode::One(std::unique_ptr<Backend> b
   return v;
 }
 
-WorkerNode::WorkerNode(WorkerConfig config, std::unique_ptr<Backend> backend, const kernels::Registry& registry)
-    : WorkerNode(std::move(config), One(std::move(backend)), registry) {}
-
 WorkerNode::WorkerNode(WorkerConfig config, std::vector<std::unique_ptr<Backend>> backends,
-                       const kernels::Registry& registry)
+                       std::vector<v1::OpInfo> catalog)
+    : WorkerNode(std::move(config), Parts{std::move(backends), std::move(catalog)}) {}
+
+WorkerNode::WorkerNode(WorkerConfig config, Parts parts)
     : devices_([&] {
         std::vector<std::unique_ptr<Device>> devices;
-        for (auto& b : Checked(std::move(backends))) {
+        for (auto& b : Checked(std::move(parts.backends))) {
           devices.push_back(std::make_unique<Device>());
           devices.back()->backend = std::move(b);
         }
         return devices;
       }()),
-      catalog_(registry, {devices_.front()->backend->kind()}),
+      catalog_(std::move(parts.catalog)),
       config_(std::move(config)) {
   for (const auto& d : devices_) d->runner = std::make_unique<JobRunner>(catalog_, *d->backend);
 }
@@ -63,7 +63,7 @@ v1::WorkerInfo WorkerNode::Info() const {
     *info.add_devices() = d->backend->device();
     if (d->backend->calibration()) *info.add_calibrations() = *d->backend->calibration();
   }
-  for (const v1::OpInfo& op : catalog_.ops()) *info.add_catalog() = op;
+  for (const v1::OpInfo& op : catalog_) *info.add_catalog() = op;
   return info;
 }
 

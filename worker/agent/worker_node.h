@@ -1,7 +1,8 @@
 // The worker's plain core, shared by the Worker service and the agent: its devices (one backend and
 // one JobRunner each, all of one kind), catalog and identity (WorkerInfo), and the device leases
 // that keep one job per device at a time and let a job be cancelled from another thread (a
-// heartbeat, a shutdown). A node with several devices runs one job on each at once.
+// heartbeat, a shutdown). A node with several devices runs one job on each at once. The catalog is
+// the one the first device's runner reported: this process loads no kernel library.
 #pragma once
 
 #include <map>
@@ -11,12 +12,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/registry.h"
+#include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/worker.pb.h"
 #include "worker/backend.h"
 #include "worker/cancel.h"
-#include "worker/plan/catalog.h"
 #include "worker/runner/job_runner.h"
+
+namespace kbench::kernels {
+class Registry;
+}
 
 namespace kbench::worker {
 
@@ -53,10 +57,14 @@ class DeviceLease {
 
 class WorkerNode {
  public:
-  // The registry must outlive the node; the backends should be calibrated already. Several
-  // backends must be of one kind (the catalog is the first one's).
+  // Devices whose runners reported `catalog` (the first one's: all are of one kind); each backend
+  // has a runner channel and should be calibrated already.
+  WorkerNode(WorkerConfig config, std::vector<std::unique_ptr<Backend>> backends, std::vector<v1::OpInfo> catalog);
+  // In a process that loads kernels (tests; agent/local_node.cc): backends in this process, each
+  // given a runner in this process over `registry`'s ops for their kind. The registry must outlive the
+  // node.
   WorkerNode(WorkerConfig config, std::vector<std::unique_ptr<Backend>> backends, const kernels::Registry& registry);
-  // A node of one device.
+  // A node of one device, in this process.
   WorkerNode(WorkerConfig config, std::unique_ptr<Backend> backend, const kernels::Registry& registry);
 
   // Devices and calibrations in device order.
@@ -65,7 +73,7 @@ class WorkerNode {
   void set_worker_id(const std::string& id);
   void set_address(const std::string& address);
 
-  const Catalog& catalog() const { return catalog_; }
+  const std::vector<v1::OpInfo>& catalog() const { return catalog_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
   Backend& backend(int device = 0) { return *devices_.at(device)->backend; }
   JobRunner& runner(int device = 0) { return *devices_.at(device)->runner; }
@@ -88,12 +96,19 @@ class WorkerNode {
     std::unique_ptr<JobRunner> runner;
     DeviceLease* current = nullptr;  // Guarded by mu_.
   };
+  struct Parts {
+    std::vector<std::unique_ptr<Backend>> backends;
+    std::vector<v1::OpInfo> catalog;
+  };
+  WorkerNode(WorkerConfig config, Parts parts);
+  // The local form's devices and catalog (agent/local_node.cc).
+  static Parts LocalParts(std::vector<std::unique_ptr<Backend>> backends, const kernels::Registry& registry);
   static std::vector<std::unique_ptr<Backend>> One(std::unique_ptr<Backend> backend);
   absl::StatusOr<std::unique_ptr<DeviceLease>> AcquireLocked(int device);
   void Release(DeviceLease* lease);
 
   const std::vector<std::unique_ptr<Device>> devices_;
-  const Catalog catalog_;
+  const std::vector<v1::OpInfo> catalog_;
   mutable std::mutex mu_;
   WorkerConfig config_;        // Guarded by mu_ (address changes once the server is up).
   std::string worker_id_;      // Guarded by mu_.

@@ -23,6 +23,8 @@ absl::StatusOr<std::unique_ptr<IsolatedBackend>> IsolatedBackend::Create(RunnerC
   if (!resp->error().empty()) return absl::UnavailableError(resp->error());
   b->device_ = resp->device();
   if (resp->has_datasheet()) b->datasheet_ = resp->datasheet();
+  b->catalog_.assign(resp->catalog().begin(), resp->catalog().end());
+  b->library_ = resp->plugin();
   return b;
 }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "worker/backend.h"
 #include "worker/isolation/runner_process.h"
@@ -15,7 +16,7 @@ namespace kbench::worker {
 
 class IsolatedBackend : public Backend, public RunnerChannel {
  public:
-  // Starts the runner and asks it to describe its device.
+  // Starts the runner and asks it to describe its device and its own kernel library.
   static absl::StatusOr<std::unique_ptr<IsolatedBackend>> Create(RunnerConfig config, kernels::Backend kind);
 
   kernels::Backend kind() const override { return kind_; }
@@ -29,6 +30,10 @@ class IsolatedBackend : public Backend, public RunnerChannel {
                            const v1::MeasurementSettings& settings, const CancelFlag& cancel) override;
 
   int runner_starts() const { return runner_->starts(); }
+  // The runner's own kernel library, as it described it at the start: its ops for this device (the
+  // catalog the worker registers and plans against) and what it says of itself (suite_version).
+  const std::vector<v1::OpInfo>& catalog() const { return catalog_; }
+  const v1::PluginInfo& library() const { return library_; }
 
   // Any request (the job runner's items, a plugin's DESCRIBE): the runner's reply within `timeout`
   // plus the time a fresh runner needs to start; the runner is killed or restarted as for any request.
@@ -47,6 +52,8 @@ class IsolatedBackend : public Backend, public RunnerChannel {
   std::unique_ptr<RunnerProcess> runner_;
   v1::DeviceInfo device_;
   std::optional<v1::DatasheetPeaks> datasheet_;
+  std::vector<v1::OpInfo> catalog_;
+  v1::PluginInfo library_;
 };
 
 }  // namespace kbench::worker

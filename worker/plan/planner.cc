@@ -8,7 +8,6 @@
 #include "api/names.h"
 #include "api/plugin_spec.h"
 #include "api/validate.h"
-#include "worker/runner/convert.h"
 #include "worker/plan/settings.h"
 
 namespace kbench::worker {
@@ -19,16 +18,17 @@ absl::StatusOr<JobPlan> PlanJob(const v1::JobSpec& spec, const PlanTarget& targe
 }
 
 absl::StatusOr<JobPlan> PlanOrdinaryJob(v1::JobSpec spec, const PlanTarget& target) {
-  const Catalog& catalog = target.builtin;
-  const v1::OpInfo* info = catalog.FindInfo(spec.op());
+  const std::vector<v1::OpInfo>& catalog = target.builtin;
+  const v1::OpInfo* info = nullptr;
+  for (const v1::OpInfo& op : catalog)
+    if (op.name() == spec.op()) info = &op;
   if (info == nullptr)
     return absl::InvalidArgumentError(
         absl::StrCat("spec.op: unknown op '", spec.op(), "' on this worker (known: ",
-                     absl::StrJoin(catalog.ops(), ", ", [](std::string* o, const v1::OpInfo& i) { o->append(i.name()); }),
+                     absl::StrJoin(catalog, ", ", [](std::string* o, const v1::OpInfo& i) { o->append(i.name()); }),
                      ")"));
   if (absl::Status s = api::ResolveAgainstOp(*info, target.device_memory_bytes, &spec); !s.ok()) return s;
 
-  const kernels::OpDef* op = catalog.FindOp(spec.op());
   JobPlan plan;
   plan.settings = WithDefaults(spec.settings());
   const std::vector<v1::Problem> problems = api::ExpandProblems(*info, spec);
@@ -36,11 +36,15 @@ absl::StatusOr<JobPlan> PlanOrdinaryJob(v1::JobSpec spec, const PlanTarget& targ
     return absl::InvalidArgumentError("spec.problems: no problem left after applying spec.dtypes");
   // The coordinator counts the results it expects by the same rule (api/job_items.h).
   const std::vector<api::PlannedVariant> variants = api::PlannedVariants(*info, spec);
+  if (target.check) {
+    // The op's own rule for its problems lives in its code, which only the runner loads.
+    absl::StatusOr<std::vector<std::string>> why = target.check(spec.op(), problems);
+    if (!why.ok()) return why.status();
+    for (size_t i = 0; i < problems.size() && i < why->size(); ++i)
+      if (!(*why)[i].empty())
+        return absl::InvalidArgumentError(absl::StrCat("spec.problems: ", api::ProblemLabel(problems[i]), ": ", (*why)[i]));
+  }
   for (const v1::Problem& p : problems) {
-    if (op->validate) {
-      if (std::string why = op->validate(ToKernelProblem(p)); !why.empty())
-        return absl::InvalidArgumentError(absl::StrCat("spec.problems: ", api::ProblemLabel(p), ": ", why));
-    }
     for (const api::PlannedVariant& v : variants) {
       PlanItem item;
       item.first_index = static_cast<int32_t>(plan.items.size());

@@ -1,19 +1,21 @@
 // The one planner: turns any job (the built-in suite, custom kernels, a job's plugin, an A/B pair of
 // libraries) into the items of a JobPlan, with the same validation whichever path it came by (the
-// agent's lease or the Worker service). An ordinary job is planned against the worker's own catalog
-// (api::ResolveAgainstOp with the device's memory, the op's own problem check; the items are
-// api/job_items.h's, the rule the coordinator counts by); a job that names other kernel libraries is
-// planned against the catalogs its runner reports for them (PluginLibraries).
+// agent's lease or the Worker service). It plans against catalogs (v1::OpInfo) that the device's
+// runner reported, never against kernel code, which only the runner loads: an ordinary job against
+// the runner's own library (api::ResolveAgainstOp with the device's memory, then the op's own problem
+// check, which the runner answers; the items are api/job_items.h's, the rule the coordinator counts
+// by); a job that names other kernel libraries against the catalogs the runner reports for them
+// (PluginLibraries).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/job.pb.h"
-#include "worker/plan/catalog.h"
 #include "worker/plan/job_plan.h"
 
 namespace kbench::worker {
@@ -31,9 +33,15 @@ class PluginLibraries {
   virtual absl::StatusOr<Library> Load(const std::string& sha256, const std::string& field) = 0;
 };
 
+// The op's own check of each problem (OpDef::validate, in the runner): one reason per problem, ""
+// when the op takes it; an error when it cannot be asked.
+using ProblemCheck =
+    std::function<absl::StatusOr<std::vector<std::string>>(const std::string& op, const std::vector<v1::Problem>&)>;
+
 // What a job is planned against: one device of the worker.
 struct PlanTarget {
-  const Catalog& builtin;          // The worker's own suite.
+  const std::vector<v1::OpInfo>& builtin;  // The worker's own suite, as the device's runner reports it.
+  ProblemCheck check;              // Null: no op has a check of its own.
   int64_t device_memory_bytes = 0;
   bool runner_child = false;       // Plugin and A/B items run only in a runner child process.
   PluginLibraries* plugins = nullptr;  // Null: a job cannot bring a plugin (no coordinator to fetch it from).

@@ -34,7 +34,7 @@ std::string SideName(const std::string& sha) { return sha.empty() ? "the worker'
 absl::StatusOr<Library> LoadLibrary(const std::string& sha256, const std::string& field, const PlanTarget& target) {
   if (sha256.empty()) {
     Library own;  // No path: the runner's own copy of the suite.
-    own.ops = target.builtin.ops();
+    own.ops = target.builtin;
     return own;
   }
   if (target.plugins == nullptr)

@@ -39,7 +39,7 @@ void RunnerKernels::Describe(Backend& backend, const runner::RunnerRequest& req,
   // The worker registers this: `workers` shows whether Triton kernels can run here (worker/triton/).
   if (backend.kind() == kernels::Backend::kCuda) resp->mutable_device()->set_triton(NodeTritonCapability().Describe());
   if (auto ds = backend.datasheet()) *resp->mutable_datasheet() = *ds;
-  if (req.plugin_path().empty()) return;  // The worker's start-up: device only.
+  // Without a plugin_path: the runner's own library, whose catalog the worker registers.
   auto lib = Library(req.plugin_path());
   if (!lib.ok()) {
     resp->set_error(std::string(lib.status().message()));
@@ -50,6 +50,21 @@ void RunnerKernels::Describe(Backend& backend, const runner::RunnerRequest& req,
   resp->mutable_plugin()->set_abi_version((*lib)->abi_version());
   resp->mutable_plugin()->set_build_id((*lib)->build_id());
   resp->mutable_plugin()->set_suite_version((*lib)->suite_version());
+}
+
+void RunnerKernels::CheckProblems(const runner::RunnerRequest& req, runner::RunnerResponse* resp) {
+  auto lib = Library("");
+  if (!lib.ok()) {
+    resp->set_error(std::string(lib.status().message()));
+    return;
+  }
+  const kernels::OpDef* op = (*lib)->registry().Find(req.op());
+  if (op == nullptr) {
+    resp->set_error(absl::StrCat(LibraryName(""), " has no op '", req.op(), "'"));
+    return;
+  }
+  for (const v1::Problem& p : req.problems())
+    resp->add_problem_errors(op->validate ? op->validate(ToKernelProblem(p)) : std::string());
 }
 
 void RunnerKernels::Measure(Backend& backend, const runner::RunnerRequest& req, runner::RunnerResponse* resp) {

@@ -2,12 +2,12 @@
 #include "worker/runner/job_runner.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
-#include "worker/runner/convert.h"
+#include "api/names.h"
 #include "worker/runner/measure_call.h"
-#include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
 namespace {
@@ -24,17 +24,57 @@ v1::Result Failed(v1::ResultStatus status, std::string message) {
   return r;
 }
 
+// "4096x128 bf16 flag": the problem as the progress line names it.
+std::string ItemLabel(const v1::Problem& p) {
+  std::string s = absl::StrCat(api::ShapeLabel(p), " ", api::DtypeName(p.dtype()));
+  for (const auto& f : p.flags()) absl::StrAppend(&s, " ", f);
+  return s;
+}
+
+// Long enough for an op's check of a few hundred problems on a runner that has to start first.
+constexpr std::chrono::milliseconds kCheckLimit{30'000};
+constexpr int kCheckRetries = 2;
+
 }  // namespace
+
+JobRunner::JobRunner(std::vector<v1::OpInfo> catalog, Backend& backend)
+    : catalog_(std::move(catalog)), backend_(backend), runner_(backend.runner_channel()) {
+  // A programming error, not bad input: kbench-worker's devices are runner children.
+  if (runner_ == nullptr) throw std::invalid_argument("JobRunner: the backend has no runner");
+}
+
+JobRunner::~JobRunner() = default;
+
+absl::StatusOr<std::vector<std::string>> JobRunner::CheckProblems(const std::string& op,
+                                                                  const std::vector<v1::Problem>& problems) const {
+  runner::RunnerRequest req;
+  req.set_kind(runner::RunnerRequest::CHECK_PROBLEMS);
+  req.set_op(op);
+  for (const v1::Problem& p : problems) *req.add_problems() = p;
+  // A runner that died since the last request (a fault in the previous job's kernel, a kill) is
+  // noticed by this call and restarted by the next: the check runs no job code, so it goes again.
+  absl::StatusOr<runner::RunnerResponse> resp = runner_->CallRunner(req, kCheckLimit);
+  for (int retry = 0; retry < kCheckRetries && absl::IsUnavailable(resp.status()); ++retry)
+    resp = runner_->CallRunner(req, kCheckLimit);
+  if (!resp.ok())
+    return absl::UnavailableError(absl::StrCat("the device's runner could not check the problems: ", resp.status().message()));
+  if (!resp->error().empty())
+    return absl::UnavailableError(absl::StrCat("the device's runner could not check the problems: ", resp->error()));
+  return std::vector<std::string>(resp->problem_errors().begin(), resp->problem_errors().end());
+}
 
 absl::StatusOr<JobPlan> JobRunner::Plan(const v1::JobSpec& spec, PluginLibraries* plugins) const {
   return PlanJob(spec, {.builtin = catalog_,
+                        .check = [this](const std::string& op, const std::vector<v1::Problem>& problems) {
+                          return CheckProblems(op, problems);
+                        },
                         .device_memory_bytes = backend_.device().memory_bytes(),
-                        .runner_child = backend_.runner_channel() != nullptr,
+                        .runner_child = runner_->child_process(),
                         .plugins = plugins});
 }
 
-JobRunner::Measured JobRunner::MeasureInRunner(RunnerChannel& runner, const JobPlan& plan, const PlanItem& item,
-                                               bool as_ab, bool head_alone) {
+JobRunner::Measured JobRunner::MeasureInRunner(const JobPlan& plan, const PlanItem& item, bool as_ab,
+                                               bool head_alone, const CancelFlag& cancel) {
   const ItemSide& side = head_alone ? item.head : item.base;
   MeasureCall call = MakeMeasureCall(item.op, side.variant, side.path, item.problem, plan.settings,
                                      backend_.calibration(),
@@ -45,28 +85,12 @@ JobRunner::Measured JobRunner::MeasureInRunner(RunnerChannel& runner, const JobP
     call.request.mutable_ab()->set_rounds(plan.rounds);
     call.limit *= 2;  // Each side's own budget.
   }
-  MeasureReply reply = ReadMeasureReply(runner.CallRunner(call.request, call.limit));
+  MeasureReply reply = ReadMeasureReply(runner_->CallRunnerWithCancel(call.request, call.limit, cancel));
   return {std::move(reply.result), std::move(reply.head), reply.runner_failed};
-}
-
-v1::Result JobRunner::MeasureHere(const JobPlan& plan, const PlanItem& item, const CancelFlag& cancel) {
-  if (item.ab || !item.base.path.empty())
-    return Failed(v1::RUNTIME_ERROR, "plugin and A/B items run only in a runner child process");
-  const kernels::OpDef* op = catalog_.FindOp(item.op);
-  if (op == nullptr) return Failed(v1::RUNTIME_ERROR, absl::StrCat("this worker has no op '", item.op, "'"));
-  const kernels::Problem problem = ToKernelProblem(item.problem);
-  if (item.custom_index >= 0)
-    return backend_.MeasureCustom(*op, plan.spec.custom_variants(item.custom_index), problem, plan.settings, cancel);
-  const kernels::Variant* variant = op->find_variant(item.base.variant);
-  if (variant == nullptr)
-    return Failed(v1::RUNTIME_ERROR, absl::StrCat("this worker has no variant '", item.base.variant, "' of op '",
-                                                  item.op, "'"));
-  return backend_.MeasureOne(*op, *variant, problem, plan.settings, cancel);
 }
 
 void JobRunner::Run(const JobPlan& plan, const JobContext& context, const CancelFlag& cancel, const EventSink& sink) {
   const v1::DeviceInfo device = backend_.device();
-  RunnerChannel* runner = backend_.runner_channel();
   auto emit = [&](v1::Result r, const PlanItem& item, int32_t index, const ItemSide& side, v1::AbSide ab_side) {
     r.set_op(item.op);
     r.set_variant(side.variant);
@@ -94,23 +118,19 @@ void JobRunner::Run(const JobPlan& plan, const JobContext& context, const Cancel
       v1::RunJobEvent progress;
       progress.mutable_progress()->set_results_done(item.first_index);
       progress.mutable_progress()->set_results_total(plan.results_total);
-      const std::string label = ToKernelProblem(item.problem).label();
+      const std::string label = ItemLabel(item.problem);
       progress.mutable_progress()->set_current(
           item.ab ? absl::StrCat(item.op, " A/B ", item.base.variant, " vs ", item.head.variant, " ", label)
                   : absl::StrCat(item.op, " ", item.base.variant, " ", label));
       sink(progress);
-      if (runner == nullptr) {
-        base = MeasureHere(plan, item, cancel);
-      } else {
-        Measured m = MeasureInRunner(*runner, plan, item, item.ab, false);
-        if (item.ab && m.runner_failed) {
-          // The pair died together: measure each side alone to find out which one it was.
-          m.base = MeasureInRunner(*runner, plan, item, false, false).base;
-          m.head = MeasureInRunner(*runner, plan, item, false, true).base;
-        }
-        base = std::move(m.base);
-        head = std::move(m.head);
+      Measured m = MeasureInRunner(plan, item, item.ab, false, cancel);
+      if (item.ab && m.runner_failed) {
+        // The pair died together: measure each side alone to find out which one it was.
+        m.base = MeasureInRunner(plan, item, false, false, cancel).base;
+        m.head = MeasureInRunner(plan, item, false, true, cancel).base;
       }
+      base = std::move(m.base);
+      head = std::move(m.head);
     }
     emit(std::move(base), item, item.first_index, item.base, item.ab ? v1::AB_BASE : v1::AB_SIDE_UNSPECIFIED);
     if (item.ab) emit(std::move(head), item, item.first_index + 1, item.head, v1::AB_HEAD);

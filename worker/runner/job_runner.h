@@ -1,22 +1,27 @@
 // Runs a JobPlan (plan/job_plan.h) on one device: per item a Progress (the item about to run), then
-// its result(s), each stamped with the job's fields, through a callback. With a runner child
-// (Backend::runner_channel()) every item, of any kind of job, is one runner request carrying its
-// problem as planned: the problem crosses the pipe once and is converted once, in the runner. A
-// backend in this process (tests, --isolation none) measures built-in items itself. Knows nothing of
-// gRPC: the agent and the Worker service both use it, and events cross a stream as they are.
+// its result(s), each stamped with the job's fields, through a callback. Every item, of any kind of
+// job, is one request to the device's runner (Backend::runner_channel()) carrying its problem as
+// planned: the problem crosses the pipe once and is converted once, in the runner. The job is planned
+// against the catalog the runner reported, and the runner answers the op's own problem check: this
+// process loads no kernel library. Knows nothing of gRPC: the agent and the Worker service both use
+// it, and events cross a stream as they are.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/job.pb.h"
 #include "kbench/v1/worker.pb.h"
 #include "worker/backend.h"
 #include "worker/cancel.h"
-#include "worker/plan/catalog.h"
+#include "worker/plan/catalog.h"  // The local form's argument; its code is kbench_worker_lib's.
 #include "worker/plan/job_plan.h"
 #include "worker/plan/planner.h"
+#include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
 
@@ -31,8 +36,14 @@ using EventSink = std::function<void(const v1::RunJobEvent&)>;
 
 class JobRunner {
  public:
-  // Both must outlive the runner; the catalog is the worker's own suite.
-  JobRunner(const Catalog& catalog, Backend& backend) : catalog_(catalog), backend_(backend) {}
+  // `catalog`: the ops of the runner's own kernel library, as it reported them (DESCRIBE). The
+  // backend must outlive the runner and have a runner channel.
+  JobRunner(std::vector<v1::OpInfo> catalog, Backend& backend);
+  // In a process that loads kernels (tests, kbench-bench; runner/local_runner.cc): a backend without
+  // a runner child gets a runner in this process (LocalRunner) over `catalog`'s ops. Both must
+  // outlive the runner.
+  JobRunner(const Catalog& catalog, Backend& backend);
+  ~JobRunner();
 
   // The one planner (plan/planner.h) against this device. plugins: where a job's plugins come from;
   // null: a job that brings one is refused.
@@ -55,13 +66,16 @@ class JobRunner {
   };
   // One runner MEASURE of the item (as_ab: the pair; else the base, or the head with head_alone, in
   // `base`); a dead or hung runner becomes RUNTIME_ERROR or TIMEOUT.
-  Measured MeasureInRunner(RunnerChannel& runner, const JobPlan& plan, const PlanItem& item, bool as_ab,
-                           bool head_alone);
-  // A built-in or custom item on a backend in this process.
-  v1::Result MeasureHere(const JobPlan& plan, const PlanItem& item, const CancelFlag& cancel);
+  Measured MeasureInRunner(const JobPlan& plan, const PlanItem& item, bool as_ab, bool head_alone,
+                           const CancelFlag& cancel);
+  // CHECK_PROBLEMS: the op's own verdict on each problem, from the runner.
+  absl::StatusOr<std::vector<std::string>> CheckProblems(const std::string& op,
+                                                         const std::vector<v1::Problem>& problems) const;
 
-  const Catalog& catalog_;
+  const std::vector<v1::OpInfo> catalog_;
   Backend& backend_;
+  std::unique_ptr<RunnerChannel> local_;  // A runner in this process, when the backend has no child.
+  RunnerChannel* runner_;                 // The backend's runner child, or local_.
 };
 
 }  // namespace kbench::worker

@@ -96,7 +96,9 @@ int Serve() {
     if (!backend.ok()) {
       resp.set_error(std::string(backend.status().message()));
     } else if (req.kind() == runner::RunnerRequest::DESCRIBE) {
-      libraries.Describe(**backend, req, &resp);  // With a plugin_path: that library's catalog too.
+      libraries.Describe(**backend, req, &resp);  // The catalog of its own library, or of plugin_path's.
+    } else if (req.kind() == runner::RunnerRequest::CHECK_PROBLEMS) {
+      libraries.CheckProblems(req, &resp);  // For the worker's planner: the op's own rule.
     } else if (req.kind() == runner::RunnerRequest::CALIBRATE) {
       auto cal = (*backend)->Calibrate();
       if (cal.ok()) *resp.mutable_calibration() = *cal;
