@@ -47,7 +47,7 @@ class Backend {
     r.set_variant("custom:" + custom.name());
     *r.mutable_device() = device();
     r.set_status(v1::SKIPPED);
-    r.set_status_message("custom kernels run only in a CUDA runner child process (kbench-worker --isolation process)");
+    r.set_status_message("custom kernels run only in a CUDA runner child process (kbench-worker's, not an in-process backend)");
     return r;
   }
 

@@ -48,7 +48,7 @@ absl::StatusOr<Library> LoadLibrary(const std::string& sha256, const std::string
 absl::StatusOr<JobPlan> PlanLibraryJob(const v1::JobSpec& spec, const PlanTarget& target) {
   if (!target.runner_child)
     return absl::FailedPreconditionError(
-        "plugin and A/B jobs need a runner child (kbench-worker --isolation process): a plugin never loads into the "
+        "plugin and A/B jobs need a runner child (kbench-worker always starts one; an in-process runner refuses them): a plugin never loads into the "
         "worker");
   const bool ab = spec.has_ab();
   absl::StatusOr<Library> base = LoadLibrary(ab ? spec.ab().base_plugin_sha256() : spec.plugin_sha256(),
