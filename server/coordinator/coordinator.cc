@@ -159,7 +159,7 @@ absl::Status Coordinator::ResolveAgainstCatalog(const std::vector<v1::OpInfo>& c
   v1::JobSpec& spec = *spec_ptr;
   const v1::OpInfo* op = FindOp(catalog, spec.op());
   if (op == nullptr) {
-    if (FindOp(MergeCatalogs(all), spec.op()) != nullptr)
+    if (FindOp(MergeDistinctCatalogs(all), spec.op()) != nullptr)
       return absl::InvalidArgumentError(absl::StrCat("spec.op: op ", api::Quote(spec.op()),
                                                      " is on no worker matching spec.selector (",
                                                      DescribeSelector(spec.selector()), ")"));
@@ -265,7 +265,7 @@ absl::StatusOr<std::vector<v1::OpInfo>> Coordinator::ListKernels(absl::string_vi
   if (!workers.ok()) return workers.status();
   std::vector<const v1::WorkerInfo*> infos;
   for (const WorkerRecord& w : *workers) infos.push_back(&w.info);
-  std::vector<v1::OpInfo> catalog = MergeCatalogs(infos);
+  std::vector<v1::OpInfo> catalog = MergeDistinctCatalogs(infos);
   if (op.empty()) {
     FitOpList(&catalog, api::kMaxListResponseBytes);
     return catalog;

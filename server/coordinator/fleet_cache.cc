@@ -12,7 +12,14 @@ constexpr size_t kMaxSelectors = 64;  // Distinct selectors remembered per view.
 }  // namespace
 
 Fleet::Fleet(std::vector<WorkerRecord> workers) : workers_(std::move(workers)) {
-  for (size_t i = 0; i < workers_.size(); ++i) by_id_.emplace(workers_[i].info.worker_id(), i);
+  std::unordered_map<std::string, uint32_t> catalogs;  // CatalogKey -> its number.
+  catalog_of_.reserve(workers_.size());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    by_id_.emplace(workers_[i].info.worker_id(), i);
+    auto it = catalogs.try_emplace(CatalogKey(workers_[i].info), static_cast<uint32_t>(catalogs.size())).first;
+    catalog_of_.push_back(it->second);
+  }
+  distinct_catalogs_ = catalogs.size();
 }
 
 const WorkerRecord* Fleet::Find(absl::string_view worker_id) const {
@@ -27,11 +34,21 @@ std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selec
     if (auto it = admitted_.find(key); it != admitted_.end()) return it->second;
   }
   auto admitted = std::make_shared<Admitted>();
-  for (const WorkerRecord& w : workers_) {
-    admitted->all.push_back(&w.info);
-    if (WorkerMatches(selector, w.info)) admitted->matching.push_back(&w.info);
+  // One worker per distinct catalog among the matching ones, in the order their catalogs first
+  // appear: the merge of those equals the merge of all (catalog.h).
+  std::vector<bool> merged(distinct_catalogs_, false);
+  std::vector<const v1::WorkerInfo*> distinct;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const v1::WorkerInfo& info = workers_[i].info;
+    admitted->all.push_back(&info);
+    if (!WorkerMatches(selector, info)) continue;
+    admitted->matching.push_back(&info);
+    if (!merged[catalog_of_[i]]) {
+      merged[catalog_of_[i]] = true;
+      distinct.push_back(&info);
+    }
   }
-  admitted->catalog = MergeCatalogs(admitted->matching);
+  admitted->catalog = MergeCatalogs(distinct);
   absl::MutexLock lock(&mu_);
   if (admitted_.size() >= kMaxSelectors) admitted_.clear();
   admitted_.emplace(key, admitted);
