@@ -43,6 +43,10 @@ class Fleet {
   struct Admitted {
     std::vector<const v1::WorkerInfo*> all, matching;
     std::vector<v1::OpInfo> catalog;
+    // Per op of the catalog: the largest memory of a device the selector admits on a matching
+    // worker that has the op (what MaxMatchingMemoryBytes gives over those workers), so that a
+    // submission does not walk every matching worker's catalog.
+    std::unordered_map<std::string, int64_t> memory_by_op;
   };
   // Thread-safe; kept per selector for the life of this view. The catalog is merged over one worker
   // per distinct catalog (catalog.h's CatalogKey): a fleet of one build merges one catalog, not a

@@ -1,8 +1,9 @@
 // The fleet's catalog merged once per distinct catalog (server/coordinator/catalog.h, fleet_cache.h):
 // the result must equal the plain merge over every worker, for fleets whose catalogs share op names
 // but differ in variants, presets, flags or contract, in any order; a worker whose catalog changes
-// must be merged again. Fails if the dedup key misses part of a catalog or the order of first
-// appearance is lost.
+// must be merged again; each op keeps the largest memory of the admitted devices that have it. Fails
+// if the dedup key misses part of a catalog, the order of first appearance is lost, or the memory
+// comes from a worker without the op or a device the selector does not admit.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "server/coordinator/catalog.h"
 #include "server/coordinator/fleet_cache.h"
+#include "server/coordinator/matching.h"
 
 namespace kbench::server {
 namespace {
@@ -119,6 +121,39 @@ TEST(CatalogMergeTest, AWorkerWhoseCatalogChangedIsMergedAgain) {
   ExpectSameCatalog(merged, MergeCatalogs(Pointers(records)));
   ASSERT_EQ(merged.at(0).variants_size(), 3);
   EXPECT_EQ(merged[0].variants(2).name(), "cpu_blockd");
+}
+
+TEST(CatalogMergeTest, EachOpKeepsTheLargestAdmittedMemoryOfTheWorkersThatHaveIt) {
+  // vector_add only on the small devices, rmsnorm on all; the selector admits H100s only, one of
+  // which (the largest device of all) lacks vector_add.
+  std::vector<WorkerRecord> records;
+  auto add = [&](const std::string& name, const std::string& model, int64_t gib, bool vector_add) {
+    v1::WorkerInfo w = testing::CudaWorker(name, model, 9, 0, gib << 30);
+    w.set_worker_id("w-" + name);
+    w.clear_catalog();
+    *w.add_catalog() = testing::RmsnormOp();
+    if (vector_add) *w.add_catalog() = testing::VectorAddOp();
+    records.push_back({w});
+  };
+  add("a", "NVIDIA H100 80GB", 80, true);
+  add("b", "NVIDIA H100 96GB", 96, false);
+  add("c", "NVIDIA A100", 40, true);
+  add("d", "NVIDIA H100 64GB", 64, true);
+  v1::GpuSelector h100;
+  h100.set_model("H100");
+  const Fleet fleet(records);  // Outlives admitted, which points into it.
+  std::shared_ptr<const Fleet::Admitted> admitted = fleet.Admit(h100);
+  ASSERT_EQ(admitted->matching.size(), 3u);
+  for (const char* op : {"rmsnorm", "vector_add"}) {
+    std::vector<const v1::WorkerInfo*> with_op;
+    for (const v1::WorkerInfo* w : admitted->matching)
+      for (const v1::OpInfo& o : w->catalog())
+        if (o.name() == op) with_op.push_back(w);
+    ASSERT_TRUE(admitted->memory_by_op.count(op)) << op;
+    EXPECT_EQ(admitted->memory_by_op.at(op), MaxMatchingMemoryBytes(h100, with_op)) << op;
+  }
+  EXPECT_EQ(admitted->memory_by_op.at("rmsnorm"), int64_t{96} << 30);
+  EXPECT_EQ(admitted->memory_by_op.at("vector_add"), int64_t{80} << 30);
 }
 
 }  // namespace
