@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_set>
+
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace kbench::server {
 namespace {
@@ -36,6 +40,29 @@ std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& 
   out.reserve(merged.size());
   for (auto& [name, op] : merged) out.push_back(std::move(op));
   return out;
+}
+
+std::string CatalogKey(const v1::WorkerInfo& worker) {
+  std::string key;
+  {
+    google::protobuf::io::StringOutputStream stream(&key);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);  // Equal catalogs, equal bytes (map fields in key order).
+    for (const v1::OpInfo& op : worker.catalog()) {
+      // Length-prefixed, so that no two different sequences of ops give the same bytes.
+      out.WriteVarint64(op.ByteSizeLong());
+      op.SerializeWithCachedSizes(&out);
+    }
+  }
+  return key;
+}
+
+std::vector<v1::OpInfo> MergeDistinctCatalogs(const std::vector<const v1::WorkerInfo*>& workers) {
+  std::unordered_set<std::string> seen;
+  std::vector<const v1::WorkerInfo*> distinct;
+  for (const v1::WorkerInfo* w : workers)
+    if (seen.insert(CatalogKey(*w)).second) distinct.push_back(w);
+  return MergeCatalogs(distinct);
 }
 
 }  // namespace kbench::server

@@ -1,6 +1,7 @@
 // The fleet's kernel catalog: the union of what registered workers advertise.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kbench/v1/catalog.pb.h"
@@ -13,5 +14,13 @@ namespace kbench::server {
 // (first seen wins), keeping the order in which they were first seen. The custom-kernel launch contract
 // comes from the first worker that has one.
 std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& workers);
+
+// The bytes of a worker's catalog, equal for two workers exactly when their catalogs are (deterministic
+// serialization). Workers of one build share a catalog: merging a catalog already merged adds nothing,
+// so the merge need only see one worker per key.
+std::string CatalogKey(const v1::WorkerInfo& worker);
+
+// MergeCatalogs(workers), merging each distinct catalog once (the first worker that has it).
+std::vector<v1::OpInfo> MergeDistinctCatalogs(const std::vector<const v1::WorkerInfo*>& workers);
 
 }  // namespace kbench::server

@@ -109,9 +109,7 @@ absl::Status Coordinator::ValidateAgainstFleet(const Fleet& fleet, v1::JobSpec* 
   if (fleet.workers().empty()) return absl::FailedPreconditionError("no worker has registered yet; cannot validate op");
   // Every registered worker counts, lost ones too: the job is durable and waits for them to return.
   const std::shared_ptr<const Fleet::Admitted> admitted = fleet.Admit(spec.selector());
-  const std::vector<const v1::WorkerInfo*>& all = admitted->all;
-  const std::vector<const v1::WorkerInfo*>& matching = admitted->matching;
-  if (matching.empty())
+  if (admitted->matching.empty())
     return absl::FailedPreconditionError(absl::StrCat("spec.selector: no registered worker matches (",
                                                       DescribeSelector(spec.selector()), "); cannot validate op"));
   const std::vector<v1::OpInfo>& catalog = admitted->catalog;
@@ -119,7 +117,7 @@ absl::Status Coordinator::ValidateAgainstFleet(const Fleet& fleet, v1::JobSpec* 
     // A plugin's ops are known only once a worker's runner loads it: the worker plans such a job and
     // fails it with the reason. What can be checked here is.
     if (absl::Status s = CheckPluginJob(spec, catalog); !s.ok()) return s;
-  } else if (absl::Status s = ResolveAgainstCatalog(catalog, all, matching, &spec); !s.ok()) {
+  } else if (absl::Status s = ResolveAgainstCatalog(*admitted, &spec); !s.ok()) {
     return s;
   }
   return absl::OkStatus();
@@ -152,14 +150,12 @@ absl::Status Coordinator::CheckPluginJob(const v1::JobSpec& spec, const std::vec
   return absl::OkStatus();
 }
 
-absl::Status Coordinator::ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog,
-                                                const std::vector<const v1::WorkerInfo*>& all,
-                                                const std::vector<const v1::WorkerInfo*>& matching,
-                                                v1::JobSpec* spec_ptr) const {
+absl::Status Coordinator::ResolveAgainstCatalog(const Fleet::Admitted& admitted, v1::JobSpec* spec_ptr) const {
   v1::JobSpec& spec = *spec_ptr;
+  const std::vector<v1::OpInfo>& catalog = admitted.catalog;
   const v1::OpInfo* op = FindOp(catalog, spec.op());
   if (op == nullptr) {
-    if (FindOp(MergeCatalogs(all), spec.op()) != nullptr)
+    if (FindOp(MergeDistinctCatalogs(admitted.all), spec.op()) != nullptr)
       return absl::InvalidArgumentError(absl::StrCat("spec.op: op ", api::Quote(spec.op()),
                                                      " is on no worker matching spec.selector (",
                                                      DescribeSelector(spec.selector()), ")"));
@@ -170,12 +166,9 @@ absl::Status Coordinator::ResolveAgainstCatalog(const std::vector<v1::OpInfo>& c
         ")"));
   }
   // Memory is checked against the devices that could actually run the op.
-  std::vector<const v1::WorkerInfo*> with_op;
-  for (const v1::WorkerInfo* w : matching)
-    if (std::any_of(w->catalog().begin(), w->catalog().end(), [&](const v1::OpInfo& o) { return o.name() == spec.op(); }))
-      with_op.push_back(w);
-  if (absl::Status s = api::ResolveAgainstOp(*op, MaxMatchingMemoryBytes(spec.selector(), with_op), &spec); !s.ok())
-    return s;
+  const auto memory = admitted.memory_by_op.find(op->name());
+  const int64_t max_memory = memory == admitted.memory_by_op.end() ? 0 : memory->second;
+  if (absl::Status s = api::ResolveAgainstOp(*op, max_memory, &spec); !s.ok()) return s;
   if (api::ExpandProblems(*op, spec).empty())
     return absl::InvalidArgumentError(
         absl::StrCat("spec.problems: the job selects no problem (op '", op->name(),
@@ -265,7 +258,7 @@ absl::StatusOr<std::vector<v1::OpInfo>> Coordinator::ListKernels(absl::string_vi
   if (!workers.ok()) return workers.status();
   std::vector<const v1::WorkerInfo*> infos;
   for (const WorkerRecord& w : *workers) infos.push_back(&w.info);
-  std::vector<v1::OpInfo> catalog = MergeCatalogs(infos);
+  std::vector<v1::OpInfo> catalog = MergeDistinctCatalogs(infos);
   if (op.empty()) {
     FitOpList(&catalog, api::kMaxListResponseBytes);
     return catalog;

@@ -171,8 +171,7 @@ class Coordinator {
                                                                  int64_t after_ms = 0);
   // Submit's checks of an ordinary job against the catalog (resolving its problems in place), and of
   // a plugin or A/B job (its plugins stored; with the workers' own suite on both sides, its op and pairs).
-  absl::Status ResolveAgainstCatalog(const std::vector<v1::OpInfo>& catalog, const std::vector<const v1::WorkerInfo*>& all,
-                                     const std::vector<const v1::WorkerInfo*>& matching, v1::JobSpec* spec) const;
+  absl::Status ResolveAgainstCatalog(const Fleet::Admitted& admitted, v1::JobSpec* spec) const;
   absl::Status CheckPluginJob(const v1::JobSpec& spec, const std::vector<v1::OpInfo>& catalog) const;
   // Submit's checks against the registered workers' catalogs; resolves spec in place.
   absl::Status ValidateAgainstFleet(const Fleet& fleet, v1::JobSpec* spec) const;

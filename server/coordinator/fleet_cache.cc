@@ -1,6 +1,8 @@
 // The fleet view's expiry and invalidation.
 #include "server/coordinator/fleet_cache.h"
 
+#include <algorithm>
+
 #include "server/coordinator/catalog.h"
 #include "server/coordinator/matching.h"
 
@@ -12,7 +14,14 @@ constexpr size_t kMaxSelectors = 64;  // Distinct selectors remembered per view.
 }  // namespace
 
 Fleet::Fleet(std::vector<WorkerRecord> workers) : workers_(std::move(workers)) {
-  for (size_t i = 0; i < workers_.size(); ++i) by_id_.emplace(workers_[i].info.worker_id(), i);
+  std::unordered_map<std::string, uint32_t> catalogs;  // CatalogKey -> its number.
+  catalog_of_.reserve(workers_.size());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    by_id_.emplace(workers_[i].info.worker_id(), i);
+    auto it = catalogs.try_emplace(CatalogKey(workers_[i].info), static_cast<uint32_t>(catalogs.size())).first;
+    catalog_of_.push_back(it->second);
+  }
+  distinct_catalogs_ = catalogs.size();
 }
 
 const WorkerRecord* Fleet::Find(absl::string_view worker_id) const {
@@ -27,11 +36,33 @@ std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selec
     if (auto it = admitted_.find(key); it != admitted_.end()) return it->second;
   }
   auto admitted = std::make_shared<Admitted>();
-  for (const WorkerRecord& w : workers_) {
-    admitted->all.push_back(&w.info);
-    if (WorkerMatches(selector, w.info)) admitted->matching.push_back(&w.info);
+  // One worker per distinct catalog among the matching ones, in the order their catalogs first
+  // appear: the merge of those equals the merge of all (catalog.h).
+  // Per distinct catalog: the largest admitted device memory of the matching workers that have it
+  // (-1: no matching worker has it).
+  std::vector<int64_t> memory(distinct_catalogs_, -1);
+  std::vector<const v1::WorkerInfo*> distinct;
+  std::vector<uint32_t> distinct_ids;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const v1::WorkerInfo& info = workers_[i].info;
+    admitted->all.push_back(&info);
+    if (!WorkerMatches(selector, info)) continue;
+    admitted->matching.push_back(&info);
+    const uint32_t c = catalog_of_[i];
+    if (memory[c] < 0) {
+      memory[c] = 0;
+      distinct.push_back(&info);
+      distinct_ids.push_back(c);
+    }
+    for (const v1::DeviceInfo& d : info.devices())
+      if (DeviceMatches(selector, d)) memory[c] = std::max(memory[c], d.memory_bytes());
   }
-  admitted->catalog = MergeCatalogs(admitted->matching);
+  admitted->catalog = MergeCatalogs(distinct);
+  for (size_t k = 0; k < distinct.size(); ++k)
+    for (const v1::OpInfo& op : distinct[k]->catalog()) {
+      int64_t& best = admitted->memory_by_op[op.name()];
+      best = std::max(best, memory[distinct_ids[k]]);
+    }
   absl::MutexLock lock(&mu_);
   if (admitted_.size() >= kMaxSelectors) admitted_.clear();
   admitted_.emplace(key, admitted);

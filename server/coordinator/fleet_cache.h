@@ -43,13 +43,23 @@ class Fleet {
   struct Admitted {
     std::vector<const v1::WorkerInfo*> all, matching;
     std::vector<v1::OpInfo> catalog;
+    // Per op of the catalog: the largest memory of a device the selector admits on a matching
+    // worker that has the op (what MaxMatchingMemoryBytes gives over those workers), so that a
+    // submission does not walk every matching worker's catalog.
+    std::unordered_map<std::string, int64_t> memory_by_op;
   };
-  // Thread-safe; kept per selector for the life of this view.
+  // Thread-safe; kept per selector for the life of this view. The catalog is merged over one worker
+  // per distinct catalog (catalog.h's CatalogKey): a fleet of one build merges one catalog, not a
+  // thousand.
   std::shared_ptr<const Admitted> Admit(const v1::GpuSelector& selector) const;
+  // How many distinct catalogs the workers have.
+  size_t distinct_catalogs() const { return distinct_catalogs_; }
 
  private:
   const std::vector<WorkerRecord> workers_;
   std::unordered_map<std::string, size_t> by_id_;
+  std::vector<uint32_t> catalog_of_;  // Per worker: which distinct catalog it has (0, 1, ...).
+  size_t distinct_catalogs_ = 0;
   mutable absl::Mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const Admitted>> admitted_ ABSL_GUARDED_BY(mu_);
 };

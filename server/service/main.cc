@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <malloc.h>
 #include <pthread.h>
 
 #include "absl/flags/flag.h"
@@ -33,6 +32,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/service/coordinator_service.h"
 #include "server/service/metrics.h"
+#include "server/service/process_tuning.h"
 #include "server/service/reaper.h"
 #include "server/service/request_gate.h"
 #include "server/store/postgres_store.h"
@@ -270,10 +270,7 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
 
 int main(int argc, char** argv) {
   using namespace kbench::server;
-  // glibc gives each busy thread a malloc arena of its own (up to 8 per core); with a thread per
-  // call in flight (gRPC's sync server) a large fleet's calls spread the heap over all of them and
-  // the RSS grows to several times what is live (kbench-load: 2 GiB instead of 0.7 GiB with two).
-  mallopt(M_ARENA_MAX, 2);
+  TuneProcessForManyThreads();  // Allocator and mutex settings for a thread per call in flight.
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   if (WantsHelp(args)) {
     std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.",
