@@ -10,45 +10,62 @@ using pg::Connection;
 using pg::Params;
 using pg::Rows;
 
+namespace {
+
+// A series' OK results on a branch: newest first (the baseline) or oldest first (the pinned
+// reference). `samples`: whether to fetch the samples column at all (the reference never does:
+// each row's blob would cross the connection), and which rows the caller already holds.
+absl::StatusOr<std::vector<BaselineResult>> SeriesResults(Connection& c, const SeriesKey& series,
+                                                          absl::string_view branch, int limit,
+                                                          absl::string_view exclude_job_id, int64_t after_ms,
+                                                          bool newest_first, bool samples,
+                                                          const HaveSamples& have_samples) {
+  // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
+  const char* order = newest_first ? "DESC" : "ASC";
+  absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT job_id, median_ns, ", samples ? "samples" : "NULL", R"sql(, attempt, idx, xmin::text::bigint FROM results
+WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
+  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
+ORDER BY finished_ms )sql",
+                                                order, ", seq ", order, " LIMIT $9"),
+                                   Params()
+                                       .Text(series.op)
+                                       .Text(series.variant)
+                                       .Text(series.shape)
+                                       .Int(series.dtype)
+                                       .Text(series.gpu_model)
+                                       .Text(branch)
+                                       .Int(v1::OK)
+                                       .Text(exclude_job_id)
+                                       .Int(limit)
+                                       .Int(series.cache_mode)
+                                       .Int(series.hot_batch)
+                                       .Int(series.backend)
+                                       .Int(after_ms));
+  if (!r.ok()) return r.status();
+  std::vector<BaselineResult> out;
+  for (int i = 0; i < r->size(); ++i) {
+    BaselineResult& b = out.emplace_back();
+    b.job_id = r->Text(i, 0);
+    b.median_ns = r->Double(i, 1);
+    b.attempt = static_cast<int32_t>(r->Int(i, 3));
+    b.index = static_cast<int32_t>(r->Int(i, 4));
+    b.revision = r->Int(i, 5);
+    b.samples_omitted = !samples || (have_samples && have_samples(b));
+    if (!b.samples_omitted) b.samples_ns = UnpackSorted(r->Text(i, 2));
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<BaselineResult>> PostgresStore::BaselineResults(const SeriesKey& series,
                                                                            absl::string_view branch, int limit,
                                                                            absl::string_view exclude_job_id,
                                                                            const HaveSamples& have_samples,
                                                                            int64_t after_ms) {
-  return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
-    // xmin (the writing transaction) is the revision: an ON CONFLICT update writes a new row version.
-    absl::StatusOr<Rows> r = c.Query(R"sql(
-SELECT job_id, median_ns, samples, attempt, idx, xmin::text::bigint FROM results
-WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
-ORDER BY finished_ms DESC, seq DESC LIMIT $9)sql",
-                                     Params()
-                                         .Text(series.op)
-                                         .Text(series.variant)
-                                         .Text(series.shape)
-                                         .Int(series.dtype)
-                                         .Text(series.gpu_model)
-                                         .Text(branch)
-                                         .Int(v1::OK)
-                                         .Text(exclude_job_id)
-                                         .Int(limit)
-                                         .Int(series.cache_mode)
-                                         .Int(series.hot_batch)
-                                         .Int(series.backend)
-                                         .Int(after_ms));
-    if (!r.ok()) return r.status();
-    std::vector<BaselineResult> out;
-    for (int i = 0; i < r->size(); ++i) {
-      BaselineResult& b = out.emplace_back();
-      b.job_id = r->Text(i, 0);
-      b.attempt = static_cast<int32_t>(r->Int(i, 3));
-      b.index = static_cast<int32_t>(r->Int(i, 4));
-      b.revision = r->Int(i, 5);
-      b.median_ns = r->Double(i, 1);
-      b.samples_omitted = have_samples && have_samples(b);
-      if (!b.samples_omitted) b.samples_ns = UnpackSorted(r->Text(i, 2));
-    }
-    return out;
+  return Read([&](Connection& c) {
+    return SeriesResults(c, series, branch, limit, exclude_job_id, after_ms, /*newest_first=*/true,
+                         /*samples=*/true, have_samples);
   });
 }
 
@@ -56,38 +73,9 @@ absl::StatusOr<std::vector<BaselineResult>> PostgresStore::ReferenceResults(cons
                                                                             absl::string_view branch, int limit,
                                                                             absl::string_view exclude_job_id,
                                                                             int64_t after_ms) {
-  return Read([&](Connection& c) -> absl::StatusOr<std::vector<BaselineResult>> {
-    absl::StatusOr<Rows> r = c.Query(R"sql(
-SELECT job_id, median_ns, attempt, idx, xmin::text::bigint FROM results
-WHERE op = $1 AND variant = $2 AND shape = $3 AND dtype = $4 AND gpu_model = $5 AND branch = $6 AND status = $7
-  AND job_id != $8 AND cache_mode = $10 AND hot_batch = $11 AND backend = $12 AND ($13 = 0 OR finished_ms > $13)
-ORDER BY finished_ms ASC, seq ASC LIMIT $9)sql",
-                                     Params()
-                                         .Text(series.op)
-                                         .Text(series.variant)
-                                         .Text(series.shape)
-                                         .Int(series.dtype)
-                                         .Text(series.gpu_model)
-                                         .Text(branch)
-                                         .Int(v1::OK)
-                                         .Text(exclude_job_id)
-                                         .Int(limit)
-                                         .Int(series.cache_mode)
-                                         .Int(series.hot_batch)
-                                         .Int(series.backend)
-                                         .Int(after_ms));
-    if (!r.ok()) return r.status();
-    std::vector<BaselineResult> out;
-    for (int i = 0; i < r->size(); ++i) {
-      BaselineResult& b = out.emplace_back();
-      b.job_id = r->Text(i, 0);
-      b.median_ns = r->Double(i, 1);
-      b.attempt = static_cast<int32_t>(r->Int(i, 2));
-      b.index = static_cast<int32_t>(r->Int(i, 3));
-      b.revision = r->Int(i, 4);
-      b.samples_omitted = true;
-    }
-    return out;
+  return Read([&](Connection& c) {
+    return SeriesResults(c, series, branch, limit, exclude_job_id, after_ms, /*newest_first=*/false,
+                         /*samples=*/false, nullptr);
   });
 }
 

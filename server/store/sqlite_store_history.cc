@@ -9,18 +9,24 @@ namespace kbench::server {
 
 using sqlite::Statement;
 
-absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
-                                                                         absl::string_view branch, int limit,
-                                                                         absl::string_view exclude_job_id,
-                                                                         const HaveSamples& have_samples,
-                                                                         int64_t after_ms) {
-  absl::MutexLock lock(&mu_);
+namespace {
+
+// A series' OK results on a branch: newest first (the baseline) or oldest first (the pinned
+// reference). `samples`: whether to read the samples column at all (the reference never does), and
+// which rows the caller already holds (their blobs are not copied out).
+absl::StatusOr<std::vector<BaselineResult>> SeriesResults(sqlite::StatementCache* statements, const SeriesKey& series,
+                                                          absl::string_view branch, int limit,
+                                                          absl::string_view exclude_job_id, int64_t after_ms,
+                                                          bool newest_first, bool samples,
+                                                          const HaveSamples& have_samples) {
   // The rowid is the revision: INSERT OR REPLACE gives the new row a rowid above every existing one.
-  Statement q(statements_.get(), R"sql(
+  const char* order = newest_first ? "DESC" : "ASC";
+  Statement q(statements, absl::StrCat(R"sql(
 SELECT job_id, median_ns, samples, attempt, idx, rowid FROM results
 WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
   AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
-ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
+ORDER BY finished_ms )sql",
+                                       order, ", rowid ", order, " LIMIT ?9"));
   q.BindText(1, series.op)
       .BindText(2, series.variant)
       .BindText(3, series.shape)
@@ -41,15 +47,27 @@ ORDER BY finished_ms DESC, rowid DESC LIMIT ?9)sql");
     if (!*row) break;
     BaselineResult& b = out.emplace_back();
     b.job_id = q.Text(0);
+    b.median_ns = q.Double(1);
     b.attempt = static_cast<int32_t>(q.Int(3));
     b.index = static_cast<int32_t>(q.Int(4));
     b.revision = q.Int(5);
-    b.median_ns = q.Double(1);
-    // SQLite reads a column only when asked: a sample blob the caller holds is never copied out.
-    b.samples_omitted = have_samples && have_samples(b);
+    // SQLite reads a column only when asked: a sample blob not wanted is never copied out.
+    b.samples_omitted = !samples || (have_samples && have_samples(b));
     if (!b.samples_omitted) b.samples_ns = UnpackSorted(q.BlobView(2));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BaselineResult>> SqliteStore::BaselineResults(const SeriesKey& series,
+                                                                         absl::string_view branch, int limit,
+                                                                         absl::string_view exclude_job_id,
+                                                                         const HaveSamples& have_samples,
+                                                                         int64_t after_ms) {
+  absl::MutexLock lock(&mu_);
+  return SeriesResults(statements_.get(), series, branch, limit, exclude_job_id, after_ms, /*newest_first=*/true,
+                       /*samples=*/true, have_samples);
 }
 
 absl::StatusOr<std::vector<BaselineResult>> SqliteStore::ReferenceResults(const SeriesKey& series,
@@ -57,38 +75,8 @@ absl::StatusOr<std::vector<BaselineResult>> SqliteStore::ReferenceResults(const 
                                                                           absl::string_view exclude_job_id,
                                                                           int64_t after_ms) {
   absl::MutexLock lock(&mu_);
-  Statement q(statements_.get(), R"sql(
-SELECT job_id, median_ns, attempt, idx, rowid FROM results
-WHERE op = ?1 AND variant = ?2 AND shape = ?3 AND dtype = ?4 AND gpu_model = ?5 AND branch = ?6 AND status = ?7
-  AND job_id != ?8 AND cache_mode = ?10 AND hot_batch = ?11 AND backend = ?12 AND (?13 = 0 OR finished_ms > ?13)
-ORDER BY finished_ms ASC, rowid ASC LIMIT ?9)sql");
-  q.BindText(1, series.op)
-      .BindText(2, series.variant)
-      .BindText(3, series.shape)
-      .Bind(4, int64_t{series.dtype})
-      .BindText(5, series.gpu_model)
-      .BindText(6, branch)
-      .Bind(7, int64_t{v1::OK})
-      .BindText(8, exclude_job_id)
-      .Bind(9, int64_t{limit})
-      .Bind(10, int64_t{series.cache_mode})
-      .Bind(11, int64_t{series.hot_batch})
-      .Bind(12, int64_t{series.backend})
-      .Bind(13, after_ms);
-  std::vector<BaselineResult> out;
-  while (true) {
-    absl::StatusOr<bool> row = q.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    BaselineResult& b = out.emplace_back();
-    b.job_id = q.Text(0);
-    b.median_ns = q.Double(1);
-    b.attempt = static_cast<int32_t>(q.Int(2));
-    b.index = static_cast<int32_t>(q.Int(3));
-    b.revision = q.Int(4);
-    b.samples_omitted = true;
-  }
-  return out;
+  return SeriesResults(statements_.get(), series, branch, limit, exclude_job_id, after_ms, /*newest_first=*/false,
+                       /*samples=*/false, nullptr);
 }
 
 absl::StatusOr<std::vector<HistoryRow>> SqliteStore::History(const HistoryQuery& query) {
