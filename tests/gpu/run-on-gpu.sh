@@ -22,7 +22,7 @@
 # variants INCORRECT; every other job's
 # results OK, but rmsnorm's cuda_v4_warp_row, SKIPPED on 4096-wide rows by design, and reduce_sum's
 # cuda_v1_atomic, SKIPPED past 2^16 elements); the harness's median differs from Nsight Compute's by more than TIMING_MAX_DIFF
-# (default 0.03: 3%; the READMEs' tables show 0.4-1.2%), or ncu is missing. The failed phases are
+# (default 0.02: 2%; the 2026-12-01 run: +0.2% to +1.9%), or ncu is missing. The failed phases are
 # listed last.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
