@@ -4,22 +4,18 @@
 #include <limits>
 
 namespace kbench::kernels {
-namespace {
 
-// SplitMix64: fast, seedable, and the same on every platform (std distributions are not).
-uint64_t Mix(uint64_t x) {
+uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
 
-}  // namespace
-
 void FillUniform(const Tensor& t, uint64_t seed, uint64_t stream, double lo, double hi) {
-  const uint64_t base = Mix(seed * 0x100000001b3ull ^ Mix(stream));
+  const uint64_t base = SplitMix64(seed * 0x100000001b3ull ^ SplitMix64(stream));
   for (int64_t i = 0; i < t.numel; ++i) {
-    const double u = static_cast<double>(Mix(base + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
+    const double u = static_cast<double>(SplitMix64(base + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
     double v = lo + (hi - lo) * u;
     if (v == 0.0) v = (hi - lo) * 1e-3 + lo * 0 + 1e-3;  // never an exact zero
     StoreFromDouble(t.data, t.dtype, i, v);

@@ -7,6 +7,10 @@
 
 namespace kbench::kernels {
 
+// SplitMix64's mixing step: fast, seedable, and the same on every platform (std distributions are
+// not). The generator under every fill, for ops whose inputs have structure of their own too.
+uint64_t SplitMix64(uint64_t x);
+
 // Fills a host tensor. The same (seed, stream) always gives the same values.
 void FillUniform(const Tensor& t, uint64_t seed, uint64_t stream, double lo, double hi);
 

@@ -24,6 +24,7 @@
 #include "attention/paged_decode/paged_decode.h"
 #include "attention/paged_decode/paged_decode_ref.h"
 #include "core/cpu/parallel.h"
+#include "core/random.h"
 
 namespace kbench::kernels {
 namespace paged_decode {
@@ -38,23 +39,15 @@ double SoftmaxScale(const Shape& s) { return 1.0 / std::sqrt(static_cast<double>
 
 namespace {
 
-// SplitMix64, as core/random.cc: the same values on every platform.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // The pool's pages in a seeded random order; sequence b takes the next pages(b) of them, so a
 // sequence's pages are neither contiguous nor ordered (what a cache looks like after hours of serving).
 void FillBlockTable(const Problem& p, const Tensor& t, uint64_t seed, uint64_t stream) {
   const Shape s = ShapeOf(p);
   std::vector<int32_t> perm(static_cast<size_t>(s.num_pages));
   std::iota(perm.begin(), perm.end(), 0);
-  uint64_t state = Mix(seed * 0x100000001b3ull ^ Mix(stream));
+  uint64_t state = SplitMix64(seed * 0x100000001b3ull ^ SplitMix64(stream));
   for (int64_t i = s.num_pages - 1; i > 0; --i) {
-    state = Mix(state);
+    state = SplitMix64(state);
     std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(state % static_cast<uint64_t>(i + 1))]);
   }
   auto* table = static_cast<int32_t*>(t.data);
@@ -73,10 +66,10 @@ void FillContextLens(const Problem& p, const Tensor& t, uint64_t, uint64_t) {
 // Uniform bf16 in [-1, 1] on every host thread: a decode preset's cache is up to 4.3 G elements, too
 // many for the one-thread uniform fill. Element i depends only on (seed, stream, i).
 void FillCache(const Problem&, const Tensor& t, uint64_t seed, uint64_t stream) {
-  const uint64_t base = Mix(seed * 0x100000001b3ull ^ Mix(stream));
+  const uint64_t base = SplitMix64(seed * 0x100000001b3ull ^ SplitMix64(stream));
   cpu::ParallelFor(t.numel, int64_t{1} << 20, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const double u = static_cast<double>(Mix(base + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
+      const double u = static_cast<double>(SplitMix64(base + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
       double v = 2.0 * u - 1.0;
       if (v == 0.0) v = 1e-3;  // never an exact zero, as FillUniform
       if (t.dtype == Dtype::kBF16) static_cast<uint16_t*>(t.data)[i] = FloatToBf16(static_cast<float>(v));

@@ -3,22 +3,15 @@
 #include <cstring>
 
 #include "core/dtype.h"
+#include "core/random.h"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 
 namespace kbench::kernels {
 namespace {
 
-// SplitMix64, as core/random.cc: the same values on every platform.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // Independent streams for codes, scales and zeros.
 uint64_t Draw(uint64_t seed, uint64_t stream, uint64_t i) {
-  return Mix(Mix(seed * 0x100000001b3ull ^ Mix(stream)) + i);
+  return SplitMix64(SplitMix64(seed * 0x100000001b3ull ^ SplitMix64(stream)) + i);
 }
 
 }  // namespace
