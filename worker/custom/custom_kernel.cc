@@ -69,25 +69,30 @@ absl::Status LoadedKernel::AllowDynamicShared(int64_t bytes) const {
   return absl::OkStatus();
 }
 
-v1::KernelResources LoadedKernel::Resources(int block_threads, int64_t dynamic_shared_bytes) const {
+v1::KernelResources FunctionResources(const DriverApi& api, CUfunction function, const std::string& name,
+                                      int block_threads, int64_t dynamic_shared_bytes) {
   v1::KernelResources r;
-  r.set_kernel_name(entry_);
+  r.set_kernel_name(name);
   r.set_block_threads(block_threads);
   r.set_dynamic_shared_bytes(dynamic_shared_bytes);
   int v = 0;
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, function_) == CUDA_SUCCESS) r.set_registers_per_thread(v);
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function_) == CUDA_SUCCESS)
+  if (api.func_get_attribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, function) == CUDA_SUCCESS) r.set_registers_per_thread(v);
+  if (api.func_get_attribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function) == CUDA_SUCCESS)
     r.set_static_shared_bytes(v);
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function_) == CUDA_SUCCESS)
+  if (api.func_get_attribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function) == CUDA_SUCCESS)
     r.set_local_bytes_per_thread(v);
   int device = 0, blocks = 0, max_threads = 0;
   if (cudaGetDevice(&device) == cudaSuccess &&
       cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) == cudaSuccess &&
-      api_->occupancy_max_active_blocks(&blocks, function_, block_threads, static_cast<size_t>(dynamic_shared_bytes)) ==
+      api.occupancy_max_active_blocks(&blocks, function, block_threads, static_cast<size_t>(dynamic_shared_bytes)) ==
           CUDA_SUCCESS &&
       max_threads > 0)
     r.set_theoretical_occupancy(static_cast<double>(blocks * ((block_threads + 31) / 32)) / (max_threads / 32));
   return r;
+}
+
+v1::KernelResources LoadedKernel::Resources(int block_threads, int64_t dynamic_shared_bytes) const {
+  return FunctionResources(*api_, function_, entry_, block_threads, dynamic_shared_bytes);
 }
 
 absl::StatusOr<LaunchConfig> ResolveLaunch(const v1::CustomVariant& custom, const v1::LaunchContract& contract,

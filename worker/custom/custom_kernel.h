@@ -19,6 +19,11 @@
 
 namespace kbench::worker {
 
+// What the driver says of a loaded function at a launch's block size: registers, static shared and
+// local memory, theoretical occupancy (custom kernels here, Triton kernels in worker/triton/).
+v1::KernelResources FunctionResources(const DriverApi& api, CUfunction function, const std::string& name,
+                                      int block_threads, int64_t dynamic_shared_bytes);
+
 class LoadedKernel {
  public:
   // INVALID_ARGUMENT (a COMPILE_ERROR result) when the JIT refuses the PTX (its log is in the

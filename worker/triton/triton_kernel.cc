@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "worker/custom/custom_kernel.h"
 
 namespace kbench::worker {
 
@@ -61,23 +62,7 @@ TritonKernel::~TritonKernel() {
 }
 
 v1::KernelResources TritonKernel::Resources() const {
-  v1::KernelResources r;
-  r.set_kernel_name(name_);
-  r.set_block_threads(threads_);
-  r.set_dynamic_shared_bytes(shared_);
-  int v = 0;
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, function_) == CUDA_SUCCESS) r.set_registers_per_thread(v);
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function_) == CUDA_SUCCESS)
-    r.set_static_shared_bytes(v);
-  if (api_->func_get_attribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function_) == CUDA_SUCCESS)
-    r.set_local_bytes_per_thread(v);
-  int device = 0, blocks = 0, max_threads = 0;
-  if (cudaGetDevice(&device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) == cudaSuccess &&
-      api_->occupancy_max_active_blocks(&blocks, function_, threads_, static_cast<size_t>(shared_)) == CUDA_SUCCESS &&
-      max_threads > 0)
-    r.set_theoretical_occupancy(static_cast<double>(blocks * (threads_ / 32)) / (max_threads / 32));
-  return r;
+  return FunctionResources(*api_, function_, name_, threads_, shared_);
 }
 
 namespace {
