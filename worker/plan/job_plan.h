@@ -23,6 +23,7 @@ struct PlanItem {
   int32_t first_index = 0;  // Result index of the base (A/B: the head's is first_index + 1).
   std::string op;
   v1::Problem problem;      // Named dims in the op's order, a dtype, and the preset it came from.
+  int32_t problem_index = -1;  // >= 0: entry of JobPlan::problem_table that is `problem`.
   ItemSide base;            // The only side unless `ab`.
   int custom_index = -1;    // >= 0: spec.custom_variants(custom_index), compiled in the runner.
   bool ab = false;
@@ -36,6 +37,11 @@ struct JobPlan {
   int rounds = 0;                    // A/B blocks per side.
   std::vector<PlanItem> items;
   int32_t results_total = 0;         // Two per A/B item, one per other item.
+  // The job's problems as the runner keeps them since the planner's check (runner/problem_table.h):
+  // its id (0: none; each item then carries its problem) and its entries, to send again to a runner
+  // that started after the check.
+  uint64_t problem_table = 0;
+  std::vector<v1::Problem> problems;
 };
 
 }  // namespace kbench::worker

@@ -37,25 +37,31 @@ absl::StatusOr<JobPlan> PlanOrdinaryJob(v1::JobSpec spec, const PlanTarget& targ
   // The coordinator counts the results it expects by the same rule (api/job_items.h).
   const std::vector<api::PlannedVariant> variants = api::PlannedVariants(*info, spec);
   if (target.check) {
-    // The op's own rule for its problems lives in its code, which only the runner loads.
-    absl::StatusOr<std::vector<std::string>> why = target.check(spec.op(), problems);
+    // The op's own rule for its problems lives in its code, which only the runner loads; the runner
+    // keeps them, and each item names its problem there instead of sending it again.
+    absl::StatusOr<ProblemVerdicts> why = target.check(spec.op(), problems);
     if (!why.ok()) return why.status();
-    for (size_t i = 0; i < problems.size() && i < why->size(); ++i)
-      if (!(*why)[i].empty())
-        return absl::InvalidArgumentError(absl::StrCat("spec.problems: ", api::ProblemLabel(problems[i]), ": ", (*why)[i]));
+    for (size_t i = 0; i < problems.size() && i < why->errors.size(); ++i)
+      if (!why->errors[i].empty())
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.problems: ", api::ProblemLabel(problems[i]), ": ", why->errors[i]));
+    plan.problem_table = why->table;
   }
-  for (const v1::Problem& p : problems) {
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const v1::Problem& p = problems[i];
     for (const api::PlannedVariant& v : variants) {
       PlanItem item;
       item.first_index = static_cast<int32_t>(plan.items.size());
       item.op = spec.op();
       item.problem = p;
+      if (plan.problem_table != 0) item.problem_index = static_cast<int32_t>(i);
       item.base.variant = v.name;
       item.custom_index = v.custom_index;
       plan.items.push_back(std::move(item));
     }
   }
   plan.results_total = static_cast<int32_t>(plan.items.size());
+  if (plan.problem_table != 0) plan.problems = problems;
   plan.spec = std::move(spec);
   return plan;
 }

@@ -34,9 +34,14 @@ class PluginLibraries {
 };
 
 // The op's own check of each problem (OpDef::validate, in the runner): one reason per problem, ""
-// when the op takes it; an error when it cannot be asked.
+// when the op takes it, and the table the runner now keeps them in (0: none; JobPlan::problem_table);
+// an error when it cannot be asked.
+struct ProblemVerdicts {
+  std::vector<std::string> errors;
+  uint64_t table = 0;
+};
 using ProblemCheck =
-    std::function<absl::StatusOr<std::vector<std::string>>(const std::string& op, const std::vector<v1::Problem>&)>;
+    std::function<absl::StatusOr<ProblemVerdicts>(const std::string& op, const std::vector<v1::Problem>&)>;
 
 // What a job is planned against: one device of the worker.
 struct PlanTarget {

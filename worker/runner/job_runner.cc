@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "api/custom_spec.h"
 #include "api/names.h"
@@ -35,6 +36,13 @@ std::string ItemLabel(const v1::Problem& p) {
 constexpr std::chrono::milliseconds kCheckLimit{30'000};
 constexpr int kCheckRetries = 2;
 
+uint64_t NewTableId() {
+  thread_local absl::BitGen gen;
+  uint64_t id = 0;
+  while (id == 0) id = absl::Uniform<uint64_t>(gen);
+  return id;
+}
+
 }  // namespace
 
 JobRunner::JobRunner(std::vector<v1::OpInfo> catalog, Backend& backend)
@@ -45,12 +53,15 @@ JobRunner::JobRunner(std::vector<v1::OpInfo> catalog, Backend& backend)
 
 JobRunner::~JobRunner() = default;
 
-absl::StatusOr<std::vector<std::string>> JobRunner::CheckProblems(const std::string& op,
-                                                                  const std::vector<v1::Problem>& problems) const {
+absl::StatusOr<ProblemVerdicts> JobRunner::CheckProblems(const std::string& op, const std::vector<v1::Problem>& problems,
+                                                         uint64_t table) const {
   runner::RunnerRequest req;
   req.set_kind(runner::RunnerRequest::CHECK_PROBLEMS);
   req.set_op(op);
   for (const v1::Problem& p : problems) *req.add_problems() = p;
+  // Random, not counted: a runner outlives the JobRunner that made its tables, and a counter that
+  // started again would name another job's problems.
+  req.set_problem_table(table != 0 ? table : NewTableId());
   // A runner that died since the last request (a fault in the previous job's kernel, a kill) is
   // noticed by this call and restarted by the next: the check runs no job code, so it goes again.
   absl::StatusOr<runner::RunnerResponse> resp = runner_->CallRunner(req, kCheckLimit);
@@ -60,7 +71,8 @@ absl::StatusOr<std::vector<std::string>> JobRunner::CheckProblems(const std::str
     return absl::UnavailableError(absl::StrCat("the device's runner could not check the problems: ", resp.status().message()));
   if (!resp->error().empty())
     return absl::UnavailableError(absl::StrCat("the device's runner could not check the problems: ", resp->error()));
-  return std::vector<std::string>(resp->problem_errors().begin(), resp->problem_errors().end());
+  return ProblemVerdicts{.errors = std::vector<std::string>(resp->problem_errors().begin(), resp->problem_errors().end()),
+                         .table = req.problem_table()};
 }
 
 absl::StatusOr<JobPlan> JobRunner::Plan(const v1::JobSpec& spec, PluginLibraries* plugins) const {
@@ -85,7 +97,20 @@ JobRunner::Measured JobRunner::MeasureInRunner(const JobPlan& plan, const PlanIt
     call.request.mutable_ab()->set_rounds(plan.rounds);
     call.limit *= 2;  // Each side's own budget.
   }
-  MeasureReply reply = ReadMeasureReply(runner_->CallRunnerWithCancel(call.request, call.limit, cancel));
+  if (plan.problem_table != 0 && item.problem_index >= 0) {
+    // The runner has the problem since the check: name it (runner/problem_table.h).
+    call.request.clear_problem();
+    call.request.set_problem_table(plan.problem_table);
+    call.request.set_problem_index(item.problem_index);
+  }
+  absl::StatusOr<runner::RunnerResponse> resp = runner_->CallRunnerWithCancel(call.request, call.limit, cancel);
+  if (resp.ok() && resp->problem_table_unknown()) {
+    // A runner started since the check (the last item faulted): it gets the job's problems again.
+    absl::StatusOr<ProblemVerdicts> again = CheckProblems(item.op, plan.problems, plan.problem_table);
+    if (!again.ok()) resp = again.status();
+    else resp = runner_->CallRunnerWithCancel(call.request, call.limit, cancel);
+  }
+  MeasureReply reply = ReadMeasureReply(resp);
   return {std::move(reply.result), std::move(reply.head), reply.runner_failed};
 }
 

@@ -68,9 +68,10 @@ class JobRunner {
   // `base`); a dead or hung runner becomes RUNTIME_ERROR or TIMEOUT.
   Measured MeasureInRunner(const JobPlan& plan, const PlanItem& item, bool as_ab, bool head_alone,
                            const CancelFlag& cancel);
-  // CHECK_PROBLEMS: the op's own verdict on each problem, from the runner.
-  absl::StatusOr<std::vector<std::string>> CheckProblems(const std::string& op,
-                                                         const std::vector<v1::Problem>& problems) const;
+  // CHECK_PROBLEMS: the op's own verdict on each problem, from the runner, which keeps them as
+  // table `table` (a fresh random id when 0) for the job's MEASUREs.
+  absl::StatusOr<ProblemVerdicts> CheckProblems(const std::string& op, const std::vector<v1::Problem>& problems,
+                                                uint64_t table = 0) const;
 
   const std::vector<v1::OpInfo> catalog_;
   Backend& backend_;

@@ -28,6 +28,11 @@ absl::StatusOr<runner::RunnerResponse> LocalRunner::CallRunnerWithCancel(const r
                                                                          const CancelFlag& cancel) {
   (void)timeout;  // Nothing here can be killed: the item runs to its end or to `cancel`.
   runner::RunnerResponse resp;
+  runner::RunnerRequest resolved;  // A MEASURE that names its problem in a table gets it here.
+  if (req.kind() == runner::RunnerRequest::MEASURE && req.problem_table() != 0) {
+    resolved = req;
+    if (!problems_.Resolve(resolved, &resp)) return resp;
+  }
   switch (req.kind()) {
     case runner::RunnerRequest::DESCRIBE:
       if (!req.plugin_path().empty()) {
@@ -52,10 +57,11 @@ absl::StatusOr<runner::RunnerResponse> LocalRunner::CallRunnerWithCancel(const r
       }
       for (const v1::Problem& p : req.problems())
         resp.add_problem_errors(op->validate ? op->validate(ToKernelProblem(p)) : std::string());
+      problems_.Keep(req);
       break;
     }
     case runner::RunnerRequest::MEASURE:
-      *resp.mutable_result() = Measure(req, cancel);
+      *resp.mutable_result() = Measure(req.problem_table() != 0 ? resolved : req, cancel);
       break;
     default:
       resp.set_error("unknown request kind");

@@ -9,6 +9,7 @@
 
 #include "worker/backend.h"
 #include "worker/plan/catalog.h"
+#include "worker/runner/problem_table.h"
 #include "worker/runner/runner_channel.h"
 
 namespace kbench::worker {
@@ -31,6 +32,7 @@ class LocalRunner : public RunnerChannel {
 
   const Catalog& catalog_;
   Backend& backend_;
+  ProblemTable problems_;
 };
 
 // A device whose runner is in this process: a backend, its kind's catalog of a registry and a

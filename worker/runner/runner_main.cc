@@ -25,6 +25,7 @@
 #include "worker/custom/runner_custom.h"
 #include "worker/isolation/framing.h"
 #include "worker/plugin/runner_kernels.h"
+#include "worker/runner/problem_table.h"
 #ifdef KBENCH_HAVE_CUDA
 #include "worker/cuda/cuda_backend.h"
 #endif
@@ -89,16 +90,20 @@ int Serve() {
   const int in = absl::GetFlag(FLAGS_in_fd), out = absl::GetFlag(FLAGS_out_fd);
   absl::StatusOr<std::unique_ptr<Backend>> backend = MakeBackend();
   RunnerKernels libraries;
+  ProblemTable problems;  // The jobs' problems, sent once by their CHECK_PROBLEMS.
   while (true) {
     runner::RunnerRequest req;
     if (absl::Status s = ReadMessage(in, &req); !s.ok()) return absl::IsUnavailable(s) ? 0 : 1;
     runner::RunnerResponse resp;
     if (!backend.ok()) {
       resp.set_error(std::string(backend.status().message()));
+    } else if (req.kind() == runner::RunnerRequest::MEASURE && !problems.Resolve(req, &resp)) {
+      // resp says the table is unknown: the worker sends the check again.
     } else if (req.kind() == runner::RunnerRequest::DESCRIBE) {
       libraries.Describe(**backend, req, &resp);  // The catalog of its own library, or of plugin_path's.
     } else if (req.kind() == runner::RunnerRequest::CHECK_PROBLEMS) {
       libraries.CheckProblems(req, &resp);  // For the worker's planner: the op's own rule.
+      if (resp.error().empty()) problems.Keep(req);
     } else if (req.kind() == runner::RunnerRequest::CALIBRATE) {
       auto cal = (*backend)->Calibrate();
       if (cal.ok()) *resp.mutable_calibration() = *cal;
