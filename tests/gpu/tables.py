@@ -186,6 +186,37 @@ def device_name(results):
     return "unknown device"
 
 
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def merge_rows(old_block, new_rows, key_len, date):
+    """The table of this run's rows, each with its date, and the rows of earlier runs that this run did
+    not measure again (a run of some phases must not erase the others' rows); keyed by the first
+    key_len cells (op, variant, shape, dtype; GEMM: variant, shape, dtype)."""
+    header, sep = new_rows[0] + " measured |", new_rows[1] + " --- |"
+    fresh = [r + f" {date} |" for r in new_rows[2:]]
+    fresh_keys = {tuple(cells(r)[:key_len]) for r in fresh}
+    old_date = re.search(r"Measured (\d{4}-\d{2}-\d{2})", old_block)
+    table = []  # the block's first table: its first run of table lines
+    for line in old_block.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    kept = []
+    if table and cells(table[0])[:key_len] == cells(new_rows[0])[:key_len]:
+        # An older table may have other columns: each kept row is laid out by the new header's names.
+        names, old_names = cells(header), cells(table[0])
+        for line in table[1:]:
+            if line.startswith("| ---") or tuple(cells(line)[:key_len]) in fresh_keys:
+                continue
+            by_name = dict(zip(old_names, cells(line)))
+            by_name.setdefault("measured", old_date.group(1) if old_date else "-")
+            kept.append("| " + " | ".join(by_name.get(n, "-") for n in names) + " |")
+    return [header, sep] + kept + fresh
+
+
 def readmes(out, repo):
     date = datetime.date.today().isoformat()
     for family, names in FAMILIES.items():
@@ -193,24 +224,29 @@ def readmes(out, repo):
         if not results:
             print(f"{family}: no results in {out}; README left as it is")
             continue
-        rows = gemm_table(results) if family == "gemm" else memory_table(results)
-        block = [BEGIN, "", f"Measured {date} on {device_name(results)} through coordinator, CUDA worker and client "
-                 "(`tests/gpu/run-on-gpu.sh`): cold L2, medians, three correctness trials per problem before timing "
-                 "and one after.",
-                 calibration_line(out), ""] + rows
-        if family != "gemm" and (Path(out) / "timing.md").exists():
-            block += ["", "Timing accuracy: the harness's median against Nsight Compute's `gpu__time_duration` "
-                      "(`--clock-control none --cache-control all`) on the same kernel and problem:", ""]
-            block += (Path(out) / "timing.md").read_text().strip().splitlines()
-        block += ["", END]
         readme = Path(repo) / "kernels" / family / "README.md"
         text = readme.read_text() if readme.exists() else f"# {family}\n"
-        if BEGIN in text and END in text:
+        old_block = text[text.index(BEGIN):text.index(END)] if BEGIN in text and END in text else ""
+        new_rows = gemm_table(results) if family == "gemm" else memory_table(results)
+        rows = merge_rows(old_block, new_rows, 3 if family == "gemm" else 4, date)
+        block = [BEGIN, "", f"Measured on {device_name(results)} through coordinator, CUDA worker and client "
+                 "(`tests/gpu/run-on-gpu.sh`): cold L2, medians, three correctness trials per problem before timing "
+                 "and one after; each row on the date it says (a run of some ops keeps the other rows).",
+                 calibration_line(out).replace("of this run", f"of the {date} run"), ""] + rows
+        timing_intro = ("Timing accuracy: the harness's median against Nsight Compute's `gpu__time_duration` "
+                        "(`--clock-control none --cache-control all`) on the same kernel and problem")
+        if family != "gemm" and (Path(out) / "timing.md").exists():
+            block += ["", f"{timing_intro} ({date}):", ""]
+            block += (Path(out) / "timing.md").read_text().strip().splitlines()
+        elif "Timing accuracy:" in old_block:  # this run did not time against ncu: the last one's stays
+            block += [""] + old_block[old_block.index("Timing accuracy:"):].strip().splitlines()
+        block += ["", END]
+        if old_block:
             text = text[: text.index(BEGIN)] + "\n".join(block) + text[text.index(END) + len(END):]
         else:
             text = text.rstrip() + "\n\n## Measured\n\n" + "\n".join(block) + "\n"
         readme.write_text(text)
-        print(f"{family}: {len(rows) - 2} rows written to {readme}")
+        print(f"{family}: {len(new_rows) - 2} rows of this run, {len(rows) - len(new_rows)} kept, in {readme}")
 
 
 if __name__ == "__main__":
