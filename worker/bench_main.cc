@@ -15,6 +15,7 @@
 #include "api/shape.h"
 #include "core/registry.h"
 #include "google/protobuf/util/json_util.h"
+#include "worker/help_flags.h"
 #include "worker/calibration_cache.h"
 #include "worker/plan/catalog.h"
 #include "worker/cpu/cpu_backend.h"
@@ -164,6 +165,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Runs one op's variants on this machine's device and prints a table.\n"
       "  kbench-bench --op rmsnorm --preset canonical --dtype bf16 [--cache hot] [--json out.jsonl]");
+  kbench::worker::HelpListsFlagsOf("worker/bench_main.cc");
   absl::ParseCommandLine(argc, argv);
   return kbench::worker::Main();
 }

@@ -32,6 +32,7 @@
 #include "api/parse_errors.h"
 #include "grpcpp/grpcpp.h"
 #include "server/auth/server_security.h"
+#include "worker/help_flags.h"
 #include "worker/agent/agent.h"
 #include "worker/calibration_cache.h"
 #include "worker/isolation/child_env.h"
@@ -207,15 +208,7 @@ int Main(int argc, char** argv) {
       "straight to this worker, through the same planner and runner as a leased one), off by default, under the\n"
       "coordinator's TLS and token rules. One runner child per device (every visible GPU by default); one job at\n"
       "a time on each.");
-  // --help lists the flags of this file (absl's default looks for a file named after the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "worker/agent/main.cc"); };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.normalize_filename = [](absl::string_view file) {
-    const size_t at = file.rfind("worker/");
-    return std::string(at == absl::string_view::npos ? file : file.substr(at));
-  };
-  absl::SetFlagsUsageConfig(usage);
+  HelpListsFlagsOf("worker/agent/main.cc");
   std::vector<std::string> storage;
   std::vector<char*> args = NormalizeArgs(argc, argv, storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());

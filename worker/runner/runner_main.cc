@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/registry.h"
 #include "kbench/runner/runner.pb.h"
+#include "worker/help_flags.h"
 #include "worker/runner/convert.h"
 #include "worker/cpu/cpu_backend.h"
 #include "worker/custom/runner_custom.h"
@@ -174,6 +175,7 @@ int main(int argc, char** argv) {
   absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions{});
   kbench::worker::NameFaultingLibrary();
   absl::SetProgramUsageMessage("kbench-runner --backend cpu|cuda --device N: one device's runner, started by kbench-worker");
+  kbench::worker::HelpListsFlagsOf("worker/runner/runner_main.cc");
   absl::ParseCommandLine(argc, argv);
   return kbench::worker::Serve();
 }
