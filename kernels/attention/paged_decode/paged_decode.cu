@@ -56,7 +56,7 @@ using cuda::CeilDiv;
 constexpr int kMinChunk = 2 * kTile;
 constexpr int kRingStages = 2;
 
-enum class Rung { kV1, kV2, kV3, kV4, kV4Prefetch };  // kV4Prefetch: a sweep candidate
+enum class Rung { kV1, kV2, kV3, kV4 };
 
 // Query heads a block takes: 1 (v1, v2) or the largest of 8, 4, 2, 1 that divides the group (v3, v4).
 int HeadsPerBlock(Rung r, const Shape& s) {
@@ -102,9 +102,7 @@ KernelFn PickKernel(bool ring, bool aligned) {
 
 template <int kG>
 KernelFn PickRung(Rung r, bool aligned) {
-  if (r == Rung::kV4Prefetch && aligned) return &PagedDecodeMmaKernel<kG, true>;
   if (r == Rung::kV4 && aligned) return &PagedDecodeMmaKernel<kG>;
-  if (r == Rung::kV4Prefetch) r = Rung::kV4;
   return PickKernel<kG>(r == Rung::kV3, aligned);  // v4 on unaligned tensors: the CUDA-core kernel
 }
 
@@ -119,7 +117,7 @@ KernelFn KernelFor(Rung r, int heads_per_block, bool aligned) {
 
 int DynamicSmem(Rung r, bool aligned) {
   if (!aligned) return 0;
-  return r == Rung::kV3 ? kRingStages * kStageBytes : r == Rung::kV4 || r == Rung::kV4Prefetch ? kMmaSmem : 0;
+  return r == Rung::kV3 ? kRingStages * kStageBytes : r == Rung::kV4 ? kMmaSmem : 0;
 }
 
 // One full wave: the blocks the SMs hold at once (occupancy API), each with as many tokens as that
@@ -140,7 +138,7 @@ cudaError_t PlanLaunch(Rung r, const Shape& s, bool aligned, Launch* l) {
   l->heads_per_block = HeadsPerBlock(r, s);
   l->kernel = KernelFor(r, l->heads_per_block, aligned);
   l->smem = DynamicSmem(r, aligned);
-  l->fused_merge = (r == Rung::kV4 || r == Rung::kV4Prefetch) && aligned;
+  l->fused_merge = r == Rung::kV4 && aligned;
   l->plan = PlanSplits(r, s, TargetBlocks(l->kernel, l->smem));
   return cudaSuccess;
 }
@@ -194,7 +192,7 @@ int Run(Rung r, const Problem& p, std::span<const Tensor> t, void* stream) {
 std::vector<LaunchInfo> Launches(Rung r, const Problem& p) {
   Launch l;
   if (PlanLaunch(r, ShapeOf(p), true, &l) != cudaSuccess) return {};
-  const std::string name = std::string(r == Rung::kV4 || r == Rung::kV4Prefetch ? "PagedDecodeMmaKernel<heads" : "PagedDecodeKernel<heads") +
+  const std::string name = std::string(r == Rung::kV4 ? "PagedDecodeMmaKernel<heads" : "PagedDecodeKernel<heads") +
                            std::to_string(l.heads_per_block) + (r == Rung::kV3 ? ",cp.async" : "") + "> splits=" +
                            std::to_string(l.plan.splits) + " chunk=" + std::to_string(l.plan.chunk);
   std::vector<LaunchInfo> out = {{name, reinterpret_cast<const void*>(l.kernel), kThreads, l.smem}};
@@ -242,8 +240,6 @@ void AddPagedDecodeCudaVariants(OpDef& op) {
   op.variants.push_back(MakeRung(Rung::kV4, "cuda_v4_gqa_mma",
                                  "v3 on tensor cores: the group's heads as MMA rows, P kept in registers (bf16 hi + "
                                  "lo), a cp.async ring per warp, no block barrier in the loop."));
-  op.variants.push_back(MakeRung(Rung::kV4Prefetch, "cuda_v4_gqa_mma_pf",
-                                 "Sweep candidate: v4 with the block-table entries loaded one iteration ahead."));
 }
 
 }  // namespace kbench::kernels

@@ -99,9 +99,7 @@ __device__ __forceinline__ void MergeIfLast(const DecodeArgs& a, int b, int h0, 
   }
 }
 
-// kPrefetch: the block-table entries of the group issued next are loaded one iteration ahead, into
-// registers, so that issuing a group's copies does not wait on a dependent global load.
-template <int kG, bool kPrefetch = false>
+template <int kG>
 __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
   static_assert(kG >= 1 && kG <= 8, "heads are the rows g < 8 of the MMA tile");
   extern __shared__ __align__(128) unsigned char smem[];
@@ -141,17 +139,6 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
     }
   }
 
-  // The page of each row this lane copies for iteration `it` (rows lane / 16 + 2j).
-  constexpr int kLaneRows = kGroupTokens / 2;
-  const auto pages_of = [&](int it, int (&page)[kLaneRows]) {
-    const int tok0 = t_begin + (warp + it * kWarps) * kGroupTokens;
-#pragma unroll
-    for (int j = 0; j < kLaneRows; ++j) {
-      const int tok = tok0 + (lane >> 4) + 2 * j;
-      page[j] = it < mine && tok < t_end ? table[a.page_shift >= 0 ? tok >> a.page_shift : tok / a.page] : 0;
-    }
-  };
-  int next_pages[kLaneRows];  // kPrefetch: the pages of the iteration issued next
   // This warp's iteration `it` (group warp + 4 it) into ring slot `slot`; one commit group each.
   const auto issue = [&](int it, int slot) {
     if (it < mine) {
@@ -159,20 +146,9 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
       const uint32_t base = SmemAddr(ring + slot * kMmaStageBytes);
       const int c = lane & 15;
 #pragma unroll
-      for (int j = 0; j < kLaneRows; ++j) {
-        const int r = (lane >> 4) + 2 * j;
+      for (int r = lane >> 4; r < kGroupTokens; r += 2) {
         const bool valid = tok0 + r < t_end;
-        int64_t off = 0;
-        if (valid) {
-          if constexpr (kPrefetch) {
-            const int tok = tok0 + r;
-            const int offset = a.page_shift >= 0 ? tok & ((1 << a.page_shift) - 1) : tok % a.page;
-            off = (static_cast<int64_t>(next_pages[j]) * a.page + offset) * token_stride +
-                  static_cast<int64_t>(kvh) * kHeadDim + c * 8;
-          } else {
-            off = row_of(tok0 + r) + c * 8;
-          }
-        }
+        const int64_t off = valid ? row_of(tok0 + r) + c * 8 : 0;
         CpAsync16Zfill(base + Swizzle(r, c), a.k + off, valid);
         CpAsync16Zfill(base + kGroupTokens * kRowBytes + Swizzle(r, c), a.v + off, valid);
       }
@@ -185,16 +161,10 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
   for (int j = 0; j < 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
   float m_run = -INFINITY, l_run = 0.0f;  // row g; l_run is this lane's share until the end
 #pragma unroll
-  for (int s = 0; s < kMmaStages - 1; ++s) {
-    if constexpr (kPrefetch) pages_of(s, next_pages);
-    issue(s, s);
-  }
-  if constexpr (kPrefetch) pages_of(kMmaStages - 1, next_pages);
+  for (int s = 0; s < kMmaStages - 1; ++s) issue(s, s);
   for (int it = 0; it < mine; ++it) {
     __syncwarp();  // every lane has read the slot refilled next (it was used at it - 1)
     issue(it + kMmaStages - 1, (it + kMmaStages - 1) % kMmaStages);
-    // The loads land while this iteration computes; the next issue is the first to use them.
-    if constexpr (kPrefetch) pages_of(it + kMmaStages, next_pages);
     CpAsyncWait<kMmaStages - 1>();
     __syncwarp();  // every lane's copies of this slot have landed
     const uint32_t kbase = SmemAddr(ring + (it % kMmaStages) * kMmaStageBytes);
