@@ -48,7 +48,7 @@ struct TritonPrepareOptions {
 
 // The Triton signature of the op's contract for the problem's dtype: pointers "*bf16"/"*fp32" (aligned
 // to 16: the harness allocates with cudaMalloc), dims "i64" (divisible by 16 when they are).
-// Empty when the op has no launch contract.
+// The op's tensors in order, then its dims: the launch contract's order, for every op.
 std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem);
 
 TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource& kernel, const kernels::Problem& problem,

@@ -1,0 +1,109 @@
+# triton_attention: the attention forward in Triton (worker/triton/README.md), FlashAttention-2's
+# schedule: one program per (query block of BLOCK_M rows, batch x head), its Q tile kept in registers
+# while K and V stream through in blocks of BLOCK_N keys; S = Q K^T and O += P V on the tensor cores
+# (tl.dot: wgmma on Hopper) and the softmax online in f32, in base 2 (exp2, the scale folded into
+# log2(e) / sqrt(d)), so S never leaves the chip. Query head h reads KV head h / (H / H_kv) (GQA).
+# Causal is bottom-right aligned as the op defines it: row i sees keys j <= i + N_kv - N_q. The key
+# blocks every row of the query block sees run first with no mask; only the few blocks on the
+# diagonal (and the ragged tail of N_kv) are masked, and blocks past the diagonal are never loaded.
+# Query blocks run last-first so the longest causal rows start first. d is a constexpr (64 or 128;
+# the description's "dims" leaves d = 256, whose tiles do not fit, SKIPPED). The configs are
+# autotuned once per shape class (dtype, d, causal, divisibility by 16).
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, start, end, n_kv, diag,
+            MASKED: tl.constexpr, CAUSAL: tl.constexpr, qk_scale, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # One stretch of key blocks [start, end): K^T loaded as [HEAD_DIM, BLOCK_N] (column j = key j).
+    k_ptrs += start * HEAD_DIM
+    v_ptrs += start * HEAD_DIM
+    for n in range(start, end, BLOCK_N):
+        n = tl.multiple_of(n, BLOCK_N)
+        if MASKED:
+            keys = n + offs_n
+            k_t = tl.load(k_ptrs, mask=keys[None, :] < n_kv, other=0.0)
+        else:
+            k_t = tl.load(k_ptrs)
+        s = tl.dot(q_tile, k_t) * qk_scale
+        if MASKED:
+            visible = keys[None, :] < n_kv
+            if CAUSAL:
+                visible = visible & (keys[None, :] <= offs_m[:, None] + diag)
+            s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        if MASKED:
+            v_tile = tl.load(v_ptrs, mask=keys[:, None] < n_kv, other=0.0)
+        else:
+            v_tile = tl.load(v_ptrs)
+        acc = tl.dot(p.to(v_tile.dtype), v_tile, acc)
+        m_i = m_new
+        k_ptrs += BLOCK_N * HEAD_DIM
+        v_ptrs += BLOCK_N * HEAD_DIM
+    return acc, l_i, m_i
+
+
+@triton.jit
+def triton_attention(q, k, v, o, lse, B, H, H_kv, N_q, N_kv, d, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    n_q = N_q.to(tl.int32)
+    n_kv = N_kv.to(tl.int32)
+    block = tl.num_programs(0) - 1 - tl.program_id(0)  # last (longest causal) query blocks first
+    bh = tl.program_id(1).to(tl.int64)                 # b * H + h
+    kv_head = (bh // H) * H_kv + (bh % H) // (H // H_kv)
+    q_base = q + bh * N_q * HEAD_DIM
+    kv_base = kv_head * N_kv * HEAD_DIM
+
+    offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_tile = tl.load(q_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < n_q, other=0.0)
+    k_ptrs = k + kv_base + offs_d[:, None] + offs_n[None, :] * HEAD_DIM  # K^T: [HEAD_DIM, BLOCK_N]
+    v_ptrs = v + kv_base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V: [BLOCK_N, HEAD_DIM]
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = 1.4426950408889634 * (HEAD_DIM ** -0.5)  # log2(e) / sqrt(d): exp2 instead of exp
+
+    diag = n_kv - n_q  # row i sees keys j <= i + diag under the causal mask
+    if CAUSAL:
+        # Keys every row of the block sees: j <= first row + diag; none past the last row's diagonal.
+        full_end = (block * BLOCK_M + diag + 1) // BLOCK_N * BLOCK_N
+        end = tl.minimum(block * BLOCK_M + BLOCK_M + diag, n_kv)
+    else:
+        full_end = n_kv // BLOCK_N * BLOCK_N
+        end = n_kv
+    full_end = tl.minimum(full_end, n_kv // BLOCK_N * BLOCK_N)
+    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, 0, full_end, n_kv, diag,
+                            False, CAUSAL, qk_scale, BLOCK_N, HEAD_DIM)
+    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, full_end, end, n_kv, diag,
+                            True, CAUSAL, qk_scale, BLOCK_N, HEAD_DIM)
+
+    rows = offs_m < n_q
+    tl.store(lse + bh * N_q + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453, mask=rows)
+    out = acc / l_i[:, None]
+    tl.store(o + bh * N_q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :], out.to(o.dtype.element_ty),
+             mask=rows[:, None])
+
+
+kbench_launch = {
+    "kernel": "triton_attention",
+    "grid": ["cdiv(N_q, BLOCK_M)", "B * H"],
+    "constexprs": {"HEAD_DIM": "d", "CAUSAL": "causal"},
+    "dims": {"d": [64, 128]},
+    "dtypes": ["bf16", "f16"],
+    "configs": [
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 8, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 2},
+        {"constexprs": {"BLOCK_M": 64, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 4},
+        {"constexprs": {"BLOCK_M": 64, "BLOCK_N": 128}, "num_warps": 4, "num_stages": 3},
+    ],
+}
