@@ -38,8 +38,8 @@ struct Case {
 
 constexpr Case kCases[] = {
     {"rmsnorm", "rows=8192,cols=4096", false, "cuda_v7_cp_async_ring", "triton_rmsnorm"},
-    {"gemm", "M=4096,N=4096,K=4096", false, "cublas_bf16", "triton_gemm"},
-    {"attention", "B=4,H=16,H_kv=16,N_q=2048,N_kv=2048,d=128", true, "cuda_v4_flash_wgmma", "triton_attention"},
+    {"gemm", "M=2048,N=2048,K=2048", false, "cublas_bf16", "triton_gemm"},
+    {"attention", "B=2,H=8,H_kv=8,N_q=1024,N_kv=1024,d=128", true, "cuda_v4_flash_wgmma", "triton_attention"},
 };
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {

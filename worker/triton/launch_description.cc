@@ -113,7 +113,8 @@ absl::StatusOr<TritonLaunch> ParseTritonLaunch(absl::string_view source, absl::s
   if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", kTritonLaunchName, ": ", v.status().message()));
   if (v->kind != PyValue::kDict) return Bad(file_name, line, "must be a dict");
   TritonLaunch launch;
-  static const char* kKeys[] = {"kernel", "grid", "constexprs", "num_warps", "num_stages", "configs", "dtypes", "dims"};
+  static const char* kKeys[] = {"kernel", "grid", "constexprs", "num_warps", "num_stages", "configs", "dtypes", "dims",
+                                "do_not_specialize"};
   for (const auto& [key, value] : v->dict)
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       return Bad(file_name, line, absl::StrCat("unknown key '", key.substr(0, 32), "' (known: ",
@@ -167,6 +168,13 @@ absl::StatusOr<TritonLaunch> ParseTritonLaunch(absl::string_view source, absl::s
       for (const PyValue& value : values.items) allowed.push_back(value.i);
       launch.dim_values.emplace_back(dim, std::move(allowed));
     }
+  }
+  if (const PyValue* names = v->Get("do_not_specialize")) {
+    const bool strings = names->kind == PyValue::kList &&
+                         std::all_of(names->items.begin(), names->items.end(),
+                                     [](const PyValue& n) { return n.kind == PyValue::kString && !n.s.empty(); });
+    if (!strings) return Bad(file_name, line, "do_not_specialize must be a list of dim names such as [\"N\"]");
+    for (const PyValue& n : names->items) launch.do_not_specialize.push_back(n.s);
   }
   return launch;
 }

@@ -10,6 +10,8 @@
 //       "configs": [{"constexprs": {...}, "num_warps": 8, "num_stages": 3}, ...],  # autotune candidates
 //       "dtypes": ["bf16", "f32"],           # default: every dtype of the op
 //       "dims": {"d": [64, 128]},            # optional: the only values a dim may take; others SKIPPED
+//       "do_not_specialize": ["N"],          # optional: dims passed without Triton's divisibility-by-16
+//                                            # hint, so problems that differ only there share one kernel
 //   }
 //
 // The expressions see the op's dims, the constexprs before them, and the op's flags: 1 when the
@@ -45,6 +47,7 @@ struct TritonLaunch {
   std::vector<TritonConfig> configs;  // At least one; more than one: autotune candidates.
   std::vector<kernels::Dtype> dtypes;  // Empty: every dtype of the op.
   std::vector<std::pair<std::string, std::vector<int64_t>>> dim_values;  // "dims": a dim's only values.
+  std::vector<std::string> do_not_specialize;  // Dims compiled without the divisibility hint.
 };
 
 // The name the description is found under.

@@ -25,12 +25,15 @@ std::string TritonType(kernels::Dtype d) {
 // The launch contract's parameters (worker/custom/contract.h), derived from the op the same way,
 // for every op: a CUDA custom kernel needs the op's launch rule (default block, grid, template), a
 // Triton kernel only these and its own description, so ops without a rule (attention) take Triton.
-std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem) {
+std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem,
+                                         const std::vector<std::string>& do_not_specialize) {
   std::vector<TritonParam> params;
   for (const kernels::TensorSpec& t : op.tensors)
     params.push_back({.name = t.name, .type = "*" + TritonType(t.dtype(problem)), .div16 = true});
-  for (const std::string& d : op.dims)
-    params.push_back({.name = d, .type = "i64", .div16 = problem.dim(d) % 16 == 0});
+  for (const std::string& d : op.dims) {
+    const bool hint = std::find(do_not_specialize.begin(), do_not_specialize.end(), d) == do_not_specialize.end();
+    params.push_back({.name = d, .type = "i64", .div16 = hint && problem.dim(d) % 16 == 0});
+  }
   return params;
 }
 
@@ -47,17 +50,20 @@ TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource&
   if (!capability.available)
     return fail(v1::SKIPPED, absl::StrCat("Triton is not available on this node (", capability.reason, ")"));
   out.compiler = absl::StrCat("triton ", capability.triton_version);
-  const std::vector<TritonParam> params = TritonParamsFor(op, problem);
-  if (params.empty()) return fail(v1::RUNTIME_ERROR, absl::StrCat("op '", op.name, "' has no tensors for a Triton kernel"));
   absl::StatusOr<TritonLaunch> launch = ParseTritonLaunch(kernel.source, kernel.file_name);
   if (!launch.ok()) return fail(v1::COMPILE_ERROR, std::string(launch.status().message()));
+  const std::vector<TritonParam> params = TritonParamsFor(op, problem, launch->do_not_specialize);
+  if (params.empty()) return fail(v1::RUNTIME_ERROR, absl::StrCat("op '", op.name, "' has no tensors for a Triton kernel"));
   if (!launch->dtypes.empty() &&
       std::find(launch->dtypes.begin(), launch->dtypes.end(), problem.dtype) == launch->dtypes.end())
     return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", kernels::DtypeName(problem.dtype)));
-  for (const auto& [dim, values] : launch->dim_values)
+  std::vector<std::pair<std::string, std::string>> named;  // (key, dim) the description names
+  for (const auto& [dim, values] : launch->dim_values) named.emplace_back("dims", dim);
+  for (const std::string& dim : launch->do_not_specialize) named.emplace_back("do_not_specialize", dim);
+  for (const auto& [key, dim] : named)
     if (std::find(op.dims.begin(), op.dims.end(), dim) == op.dims.end())
-      return fail(v1::COMPILE_ERROR, absl::StrCat(kernel.file_name, ": ", kTritonLaunchName, ": dims: op '", op.name,
-                                                  "' has no dim '", dim.substr(0, 32), "'"));
+      return fail(v1::COMPILE_ERROR, absl::StrCat(kernel.file_name, ": ", kTritonLaunchName, ": ", key, ": op '",
+                                                  op.name, "' has no dim '", dim.substr(0, 32), "'"));
   if (std::string dims = UnimplementedDims(*launch, problem); !dims.empty())
     return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", dims));
   // The configs compile side by side (each in its own child; an autotuned GEMM has several), all

@@ -7,25 +7,32 @@
 # blocks every row of the query block sees run first with no mask; only the few blocks on the
 # diagonal (and the ragged tail of N_kv) are masked, and blocks past the diagonal are never loaded.
 # Query blocks run last-first so the longest causal rows start first. d is a constexpr (64 or 128;
-# the description's "dims" leaves d = 256, whose tiles do not fit, SKIPPED). The configs are
-# autotuned once per shape class (dtype, d, causal, divisibility by 16).
+# the description's "dims" leaves d = 256, whose tiles do not fit, SKIPPED). K and V arrive either as
+# pointer tiles (software-pipelined cp.async, num_stages deep) or, with TMA = 1, through tensor
+# descriptors the program builds (Hopper's TMA engine; the descriptors live in the global scratch the
+# launch provides, rows past N_kv read as zeros). The configs are compiled once per (dtype, d, causal)
+# and autotuned once per shape class (that, and which dims are multiples of 16).
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, start, end, n_kv, diag,
-            MASKED: tl.constexpr, CAUSAL: tl.constexpr, qk_scale, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
-    # One stretch of key blocks [start, end): K^T loaded as [HEAD_DIM, BLOCK_N] (column j = key j).
-    k_ptrs += start * HEAD_DIM
-    v_ptrs += start * HEAD_DIM
+def _attend(acc, l_i, m_i, q_tile, k_src, v_src, offs_m, offs_n, start, end, n_kv, diag, MASKED: tl.constexpr,
+            CAUSAL: tl.constexpr, TMA: tl.constexpr, qk_scale, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # One stretch of key blocks [start, end). K and V come through TMA descriptors (rows past N_kv
+    # read as zeros) or as pointer tiles, K^T as [HEAD_DIM, BLOCK_N] (column j = key j).
+    if not TMA:
+        k_src += start * HEAD_DIM
+        v_src += start * HEAD_DIM
     for n in range(start, end, BLOCK_N):
         n = tl.multiple_of(n, BLOCK_N)
-        if MASKED:
-            keys = n + offs_n
-            k_t = tl.load(k_ptrs, mask=keys[None, :] < n_kv, other=0.0)
+        keys = n + offs_n
+        if TMA:
+            k_t = k_src.load([n, 0]).T
+        elif MASKED:
+            k_t = tl.load(k_src, mask=keys[None, :] < n_kv, other=0.0)
         else:
-            k_t = tl.load(k_ptrs)
+            k_t = tl.load(k_src)
         s = tl.dot(q_tile, k_t) * qk_scale
         if MASKED:
             visible = keys[None, :] < n_kv
@@ -37,20 +44,23 @@ def _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, start, end, n
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        if MASKED:
-            v_tile = tl.load(v_ptrs, mask=keys[:, None] < n_kv, other=0.0)
+        if TMA:
+            v_tile = v_src.load([n, 0])
+        elif MASKED:
+            v_tile = tl.load(v_src, mask=keys[:, None] < n_kv, other=0.0)
         else:
-            v_tile = tl.load(v_ptrs)
+            v_tile = tl.load(v_src)
         acc = tl.dot(p.to(v_tile.dtype), v_tile, acc)
         m_i = m_new
-        k_ptrs += BLOCK_N * HEAD_DIM
-        v_ptrs += BLOCK_N * HEAD_DIM
+        if not TMA:
+            k_src += BLOCK_N * HEAD_DIM
+            v_src += BLOCK_N * HEAD_DIM
     return acc, l_i, m_i
 
 
 @triton.jit
 def triton_attention(q, k, v, o, lse, B, H, H_kv, N_q, N_kv, d, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TMA: tl.constexpr = 0):
     n_q = N_q.to(tl.int32)
     n_kv = N_kv.to(tl.int32)
     block = tl.num_programs(0) - 1 - tl.program_id(0)  # last (longest causal) query blocks first
@@ -62,9 +72,17 @@ def triton_attention(q, k, v, o, lse, B, H, H_kv, N_q, N_kv, d, HEAD_DIM: tl.con
     offs_m = block * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q_tile = tl.load(q_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < n_q, other=0.0)
-    k_ptrs = k + kv_base + offs_d[:, None] + offs_n[None, :] * HEAD_DIM  # K^T: [HEAD_DIM, BLOCK_N]
-    v_ptrs = v + kv_base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V: [BLOCK_N, HEAD_DIM]
+    if TMA:  # descriptors made here, per program, in the global scratch the launch provides
+        q_tile = tl.make_tensor_descriptor(q_base, shape=[n_q, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                           block_shape=[BLOCK_M, HEAD_DIM]).load([block * BLOCK_M, 0])
+        k_src = tl.make_tensor_descriptor(k + kv_base, shape=[n_kv, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                          block_shape=[BLOCK_N, HEAD_DIM])
+        v_src = tl.make_tensor_descriptor(v + kv_base, shape=[n_kv, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                          block_shape=[BLOCK_N, HEAD_DIM])
+    else:
+        q_tile = tl.load(q_base + offs_m[:, None] * HEAD_DIM + offs_d[None, :], mask=offs_m[:, None] < n_q, other=0.0)
+        k_src = k + kv_base + offs_d[:, None] + offs_n[None, :] * HEAD_DIM  # K^T: [HEAD_DIM, BLOCK_N]
+        v_src = v + kv_base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V: [BLOCK_N, HEAD_DIM]
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -80,10 +98,10 @@ def triton_attention(q, k, v, o, lse, B, H, H_kv, N_q, N_kv, d, HEAD_DIM: tl.con
         full_end = n_kv // BLOCK_N * BLOCK_N
         end = n_kv
     full_end = tl.minimum(full_end, n_kv // BLOCK_N * BLOCK_N)
-    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, 0, full_end, n_kv, diag,
-                            False, CAUSAL, qk_scale, BLOCK_N, HEAD_DIM)
-    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_ptrs, v_ptrs, offs_m, offs_n, full_end, end, n_kv, diag,
-                            True, CAUSAL, qk_scale, BLOCK_N, HEAD_DIM)
+    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_src, v_src, offs_m, offs_n, 0, full_end, n_kv, diag,
+                            False, CAUSAL, TMA, qk_scale, BLOCK_N, HEAD_DIM)
+    acc, l_i, m_i = _attend(acc, l_i, m_i, q_tile, k_src, v_src, offs_m, offs_n, full_end, end, n_kv, diag,
+                            True, CAUSAL, TMA, qk_scale, BLOCK_N, HEAD_DIM)
 
     rows = offs_m < n_q
     tl.store(lse + bh * N_q + offs_m, (m_i + tl.math.log2(l_i)) * 0.6931471805599453, mask=rows)
@@ -97,13 +115,17 @@ kbench_launch = {
     "grid": ["cdiv(N_q, BLOCK_M)", "B * H"],
     "constexprs": {"HEAD_DIM": "d", "CAUSAL": "causal"},
     "dims": {"d": [64, 128]},
+    # No dim's divisibility by 16 helps this kernel (d is HEAD_DIM; offsets are multiples of it), so
+    # problems differing only there share one compile.
+    "do_not_specialize": ["B", "H", "H_kv", "N_q", "N_kv", "d"],
     "dtypes": ["bf16", "f16"],
     "configs": [
-        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 3},
         {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 8, "num_stages": 3},
-        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 3},
         {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 2},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 3},
         {"constexprs": {"BLOCK_M": 64, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 4},
-        {"constexprs": {"BLOCK_M": 64, "BLOCK_N": 128}, "num_warps": 4, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 64, "TMA": 1}, "num_warps": 8, "num_stages": 3},
+        {"constexprs": {"BLOCK_M": 128, "BLOCK_N": 128, "TMA": 1}, "num_warps": 8, "num_stages": 3},
     ],
 }

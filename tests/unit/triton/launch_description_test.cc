@@ -173,6 +173,18 @@ TEST(TritonLaunch, DimsLimitWhatTheKernelImplements) {
   EXPECT_THAT(error("{\"d\": [64, \"128\"]}"), HasSubstr("'d' must map to a list of ints"));
 }
 
+TEST(TritonLaunch, DoNotSpecialize) {
+  absl::StatusOr<TritonLaunch> l =
+      ParseTritonLaunch("kbench_launch = {\"grid\": [\"N\"], \"do_not_specialize\": [\"N_q\", \"N_kv\"]}", "k.py");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->do_not_specialize, (std::vector<std::string>{"N_q", "N_kv"}));
+  for (const char* bad : {"\"N\"", "[1]", "[\"\"]"}) {
+    l = ParseTritonLaunch(std::string("kbench_launch = {\"grid\": [\"N\"], \"do_not_specialize\": ") + bad + "}", "k.py");
+    ASSERT_FALSE(l.ok()) << bad;
+    EXPECT_THAT(l.status().message(), HasSubstr("do_not_specialize must be a list of dim names"));
+  }
+}
+
 TEST(TritonLaunch, RefusesWithFileAndLine) {
   auto error = [](const std::string& text) {
     absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(text, "k.py");

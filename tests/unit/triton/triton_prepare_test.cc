@@ -115,6 +115,12 @@ TEST(TritonPrepare, ParamsFollowTheContract) {
   for (const TritonParam& p : params) names.push_back(p.name), types.push_back(p.type);
   EXPECT_EQ(names, (std::vector<std::string>{"q", "k", "v", "o", "lse", "B", "H", "H_kv", "N_q", "N_kv", "d"}));
   EXPECT_EQ(types, (std::vector<std::string>{"*fp16", "*fp16", "*fp16", "*fp16", "*fp32", "i64", "i64", "i64", "i64", "i64", "i64"}));
+  // do_not_specialize drops the divisibility hint of the dims it names, and only theirs.
+  const kernels::Problem aligned = kernels::MakeProblem(attention, {16, 16, 16, 2048, 2048, 64}, kernels::Dtype::kBF16);
+  params = TritonParamsFor(attention, aligned, {"N_q", "d"});
+  std::vector<bool> hints;
+  for (const TritonParam& p : params) hints.push_back(p.div16);
+  EXPECT_EQ(hints, (std::vector<bool>{true, true, true, true, true, true, true, true, false, true, false}));
   // Where the op has a launch contract, the same names in the same order.
   for (const kernels::OpDef& op : kernels::BuiltinRegistry().ops()) {
     const std::optional<v1::LaunchContract> contract = MakeLaunchContract(op);
@@ -207,7 +213,14 @@ TEST(TritonRungs, AttentionFlagsAndDims) {
   source.replace(source.find(dims), dims.size(), "\"dims\": {\"D\"");
   const TritonPrepared bad = PrepareTriton(op, {source, "a.py", "custom:a"}, plain, {.capability = &present});
   EXPECT_EQ(bad.status, v1::COMPILE_ERROR);
-  EXPECT_THAT(bad.message, HasSubstr("op 'attention' has no dim 'D'"));
+  EXPECT_THAT(bad.message, HasSubstr("dims: op 'attention' has no dim 'D'"));
+  source = v->triton_source;
+  const std::string last = "\"N_kv\", \"d\"]";
+  ASSERT_NE(source.find(last), std::string::npos);
+  source.replace(source.find(last), last.size(), "\"N_kv\", \"e\"]");
+  const TritonPrepared bad_name = PrepareTriton(op, {source, "a.py", "custom:a"}, plain, {.capability = &present});
+  EXPECT_EQ(bad_name.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(bad_name.message, HasSubstr("do_not_specialize: op 'attention' has no dim 'e'"));
 }
 #endif
 
