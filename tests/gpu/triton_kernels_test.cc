@@ -177,6 +177,10 @@ class TritonRungGpuTest : public TritonGpuTest, public ::testing::WithParamInter
       if (op == "gemm" && !r.custom().triton_autotune().empty())
         EXPECT_EQ(r.custom().triton_autotune_size(), 7);  // every config timed once per shape class
       ok += r.status() == v1::OK;
+      if (op == "attention")  // which config each shape class chose, in the log
+        std::printf("  %s %s: %s, %.1f us, %s\n", api::ProblemLabel(r.problem()).c_str(),
+                    v1::Dtype_Name(r.problem().dtype()).c_str(), v1::ResultStatus_Name(r.status()).c_str(),
+                    r.timing().median_ns() / 1e3, r.custom().triton_config().c_str());
     }
     return {ok, skipped};
   }
