@@ -33,14 +33,15 @@ def _attend(acc, l_i, m_i, q_tile, k_src, v_src, offs_m, offs_n, start, end, n_k
             k_t = tl.load(k_src, mask=keys[None, :] < n_kv, other=0.0)
         else:
             k_t = tl.load(k_src)
-        s = tl.dot(q_tile, k_t) * qk_scale
+        s = tl.dot(q_tile, k_t)
         if MASKED:
             visible = keys[None, :] < n_kv
             if CAUSAL:
                 visible = visible & (keys[None, :] <= offs_m[:, None] + diag)
             s = tl.where(visible, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.math.exp2(s - m_new[:, None])
+        # The scale goes into the row max and one FMA per score (s * scale - m), not a multiply of its own.
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
