@@ -1,6 +1,7 @@
 // Triton kernels end to end on a GPU (worker/triton/), through the job runner and a real
 // kbench-runner child: every triton_* rung of the suite checked against the reference on the small
-// and edge presets (f32 and bf16; the GEMM autotuned in bf16, its choice reported), a user's Triton
+// and edge presets in each dtype it implements (the GEMM autotuned in bf16, its choice reported;
+// attention also on one canonical shape, its d = 256 problem SKIPPED with the reason), a user's Triton
 // rmsnorm from source (the second shape of its class a cache hit, no compile time), a compile error
 // as COMPILE_ERROR with Triton's message, and isolation: an out-of-bounds store costs one result
 // (RUNTIME_ERROR), a hang one TIMEOUT, and the next item still runs OK. Needs Triton on the node
@@ -8,6 +9,7 @@
 // where this runs), while the CPU tests cover its absence. The runner is found as custom_gpu_test does.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -19,6 +21,7 @@
 #include "worker/isolation/child_env.h"
 #include "worker/isolation/isolated_backend.h"
 #include "worker/plan/catalog.h"
+#include "worker/runner/convert.h"
 #include "worker/runner/job_runner.h"
 #include "worker/triton/triton_compiler.h"
 
@@ -139,30 +142,79 @@ class TritonGpuTest : public ::testing::Test {
   std::unique_ptr<JobRunner> runner_;
 };
 
-TEST_F(TritonGpuTest, EveryRungIsCorrect) {
-  ASSERT_TRUE(NodeTritonCapability().available) << NodeTritonCapability().Describe();
-  for (const char* op : {"vector_add", "rmsnorm", "softmax", "layernorm", "gemm"}) {
-    v1::JobSpec spec = Spec(op, {}, {});
-    spec.add_problems()->set_preset("small");
-    if (std::string(op) == "gemm") spec.add_dtypes(v1::DTYPE_BF16);
-    else spec.add_dtypes(v1::DTYPE_F32), spec.add_dtypes(v1::DTYPE_BF16);
-    spec.add_variants(std::string("triton_") + op);
-    std::vector<v1::Result> results = Run(spec);
-    spec.mutable_problems(0)->set_preset("edge");
-    for (v1::Result& r : Run(spec)) results.push_back(std::move(r));
-    ASSERT_FALSE(results.empty()) << op;
+// Every Triton rung of the suite, one test each (TritonRungGpuTest.IsCorrect/triton_attention).
+std::vector<std::string> SuiteTritonRungs() {
+  std::vector<std::string> names;
+  for (const kernels::OpDef& op : kernels::BuiltinRegistry().ops())
+    for (const kernels::Variant& v : op.variants)
+      if (!v.triton_source.empty()) names.push_back(v.name);
+  return names;
+}
+
+class TritonRungGpuTest : public TritonGpuTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  const kernels::OpDef& op() const {
+    for (const kernels::OpDef& op : kernels::BuiltinRegistry().ops())
+      if (op.find_variant(GetParam())) return op;
+    std::abort();
+  }
+  // Each result OK and checked against the reference, or SKIPPED for what the rung's description
+  // leaves out (attention's d = 256); the number of each.
+  static std::pair<int, int> Check(const std::vector<v1::Result>& results, const std::string& op) {
+    int ok = 0, skipped = 0;
     for (const v1::Result& r : results) {
-      SCOPED_TRACE(r.variant() + " " + api::ProblemLabel(r.problem()));
+      SCOPED_TRACE(r.variant() + " " + api::ProblemLabel(r.problem()) + " " + v1::Dtype_Name(r.problem().dtype()));
+      if (op == "attention" && r.status() == v1::SKIPPED) {
+        EXPECT_EQ(r.status_message(), "triton_attention does not implement d = 256 (implemented: 64, 128)");
+        ++skipped;
+        continue;
+      }
       EXPECT_EQ(r.status(), v1::OK) << r.status_message();
       EXPECT_TRUE(r.correctness().passed());
       EXPECT_EQ(r.custom().kind(), v1::TRITON_SOURCE);
       EXPECT_NE(r.custom().compiler().find("triton "), std::string::npos);
       EXPECT_FALSE(r.custom().triton_config().empty());
-      if (std::string(op) == "gemm" && !r.custom().triton_autotune().empty())
+      if (op == "gemm" && !r.custom().triton_autotune().empty())
         EXPECT_EQ(r.custom().triton_autotune_size(), 7);  // every config timed once per shape class
+      ok += r.status() == v1::OK;
+      if (op == "attention")  // which config each shape class chose, in the log
+        std::printf("  %s %s: %s, %.1f us, %s\n", api::ProblemLabel(r.problem()).c_str(),
+                    v1::Dtype_Name(r.problem().dtype()).c_str(), v1::ResultStatus_Name(r.status()).c_str(),
+                    r.timing().median_ns() / 1e3, r.custom().triton_config().c_str());
     }
+    return {ok, skipped};
   }
+};
+
+// The small and edge presets in every dtype the rung implements; attention also one canonical shape
+// (B16 H16 N2048 d64 causal, against the device reference) in bf16.
+TEST_P(TritonRungGpuTest, IsCorrect) {
+  ASSERT_TRUE(NodeTritonCapability().available) << NodeTritonCapability().Describe();
+  const kernels::OpDef& op = this->op();
+  const kernels::Variant& variant = *op.find_variant(GetParam());
+  v1::JobSpec spec = Spec(op.name, {}, {});
+  spec.add_problems()->set_preset("small");
+  for (kernels::Dtype d : variant.dtypes) spec.add_dtypes(ToProtoDtype(d));
+  spec.add_variants(variant.name);
+  std::vector<v1::Result> results = Run(spec);
+  spec.mutable_problems(0)->set_preset("edge");
+  for (v1::Result& r : Run(spec)) results.push_back(std::move(r));
+  const auto [ok, skipped] = Check(results, op.name);
+  EXPECT_GT(ok, 0);
+  if (op.name == "attention") EXPECT_EQ(skipped, static_cast<int>(variant.dtypes.size()));  // d = 256, per dtype
+  if (op.name != "attention") return;
+  v1::JobSpec canonical = Spec("attention", {"B=16,H=16,H_kv=16,N_q=2048,N_kv=2048,d=64"}, {v1::DTYPE_BF16});
+  canonical.mutable_problems(0)->mutable_shape()->add_flags("causal");
+  canonical.add_variants(variant.name);
+  const std::vector<v1::Result> large = Run(canonical);
+  ASSERT_EQ(large.size(), 1u);
+  EXPECT_EQ(Check(large, op.name), (std::pair<int, int>{1, 0}));
+  std::printf("  triton_attention %s bf16: %.1f us, config %s\n", api::ProblemLabel(large[0].problem()).c_str(),
+              large[0].timing().median_ns() / 1e3, large[0].custom().triton_config().c_str());
 }
+
+INSTANTIATE_TEST_SUITE_P(Suite, TritonRungGpuTest, ::testing::ValuesIn(SuiteTritonRungs()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST_F(TritonGpuTest, UserKernelFromSourceIsCorrectAndCached) {
   v1::JobSpec spec = Spec("rmsnorm", {"rows=64,cols=4096", "rows=128,cols=4096", "rows=769,cols=5125"},

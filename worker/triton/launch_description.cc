@@ -113,7 +113,8 @@ absl::StatusOr<TritonLaunch> ParseTritonLaunch(absl::string_view source, absl::s
   if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(file_name, ": ", kTritonLaunchName, ": ", v.status().message()));
   if (v->kind != PyValue::kDict) return Bad(file_name, line, "must be a dict");
   TritonLaunch launch;
-  static const char* kKeys[] = {"kernel", "grid", "constexprs", "num_warps", "num_stages", "configs", "dtypes"};
+  static const char* kKeys[] = {"kernel", "grid", "constexprs", "num_warps", "num_stages", "configs", "dtypes", "dims",
+                                "do_not_specialize"};
   for (const auto& [key, value] : v->dict)
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
       return Bad(file_name, line, absl::StrCat("unknown key '", key.substr(0, 32), "' (known: ",
@@ -156,11 +157,40 @@ absl::StatusOr<TritonLaunch> ParseTritonLaunch(absl::string_view source, absl::s
       launch.dtypes.push_back(*dt);
     }
   }
+  if (const PyValue* dims = v->Get("dims")) {
+    if (dims->kind != PyValue::kDict) return Bad(file_name, line, "dims must be a dict such as {\"d\": [64, 128]}");
+    for (const auto& [dim, values] : dims->dict) {
+      const bool ints = values.kind == PyValue::kList && !values.items.empty() &&
+                        std::all_of(values.items.begin(), values.items.end(),
+                                    [](const PyValue& i) { return i.kind == PyValue::kInt; });
+      if (!ints) return Bad(file_name, line, absl::StrCat("dims: '", dim.substr(0, 32), "' must map to a list of ints"));
+      std::vector<int64_t> allowed;
+      for (const PyValue& value : values.items) allowed.push_back(value.i);
+      launch.dim_values.emplace_back(dim, std::move(allowed));
+    }
+  }
+  if (const PyValue* names = v->Get("do_not_specialize")) {
+    const bool strings = names->kind == PyValue::kList &&
+                         std::all_of(names->items.begin(), names->items.end(),
+                                     [](const PyValue& n) { return n.kind == PyValue::kString && !n.s.empty(); });
+    if (!strings) return Bad(file_name, line, "do_not_specialize must be a list of dim names such as [\"N\"]");
+    for (const PyValue& n : names->items) launch.do_not_specialize.push_back(n.s);
+  }
   return launch;
 }
 
+std::string UnimplementedDims(const TritonLaunch& launch, const kernels::Problem& problem) {
+  for (const auto& [dim, allowed] : launch.dim_values) {
+    const int64_t value = problem.dim(dim);
+    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+      return absl::StrCat(dim, " = ", value, " (implemented: ", absl::StrJoin(allowed, ", "), ")");
+  }
+  return "";
+}
+
 absl::StatusOr<ResolvedTritonLaunch> ResolveTritonLaunch(const TritonLaunch& launch, const TritonConfig& config,
-                                                         const kernels::Problem& problem) {
+                                                         const kernels::Problem& problem,
+                                                         const std::vector<std::string>& flags) {
   ResolvedTritonLaunch r;
   r.num_warps = config.num_warps;
   r.num_stages = config.num_stages;
@@ -169,6 +199,8 @@ absl::StatusOr<ResolvedTritonLaunch> ResolveTritonLaunch(const TritonLaunch& lau
       if (dim == name) return value;
     for (const auto& [c, value] : r.constexprs)
       if (c == name) return value;
+    for (const std::string& flag : flags)
+      if (flag == name) return int64_t{problem.has_flag(flag) ? 1 : 0};
     return std::nullopt;
   };
   for (const auto& [name, text] : config.constexprs) {

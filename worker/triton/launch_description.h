@@ -9,7 +9,13 @@
 //       "num_warps": 8, "num_stages": 1,
 //       "configs": [{"constexprs": {...}, "num_warps": 8, "num_stages": 3}, ...],  # autotune candidates
 //       "dtypes": ["bf16", "f32"],           # default: every dtype of the op
+//       "dims": {"d": [64, 128]},            # optional: the only values a dim may take; others SKIPPED
+//       "do_not_specialize": ["N"],          # optional: dims passed without Triton's divisibility-by-16
+//                                            # hint, so problems that differ only there share one kernel
 //   }
+//
+// The expressions see the op's dims, the constexprs before them, and the op's flags: 1 when the
+// problem sets the flag, else 0 (`"constexprs": {"CAUSAL": "causal"}`).
 //
 // The kernel's non-constexpr parameters are the launch contract's (the op's tensors, then its dims as
 // int64), in that order; the block is 32 * num_warps threads.
@@ -40,6 +46,8 @@ struct TritonLaunch {
   std::vector<std::string> grid;   // 1 to 3 expressions.
   std::vector<TritonConfig> configs;  // At least one; more than one: autotune candidates.
   std::vector<kernels::Dtype> dtypes;  // Empty: every dtype of the op.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> dim_values;  // "dims": a dim's only values.
+  std::vector<std::string> do_not_specialize;  // Dims compiled without the divisibility hint.
 };
 
 // The name the description is found under.
@@ -56,10 +64,16 @@ struct ResolvedTritonLaunch {
   int num_stages = 3;
 };
 
-// The constexpr values (in order, each may use the dims and the constexprs before it) and the grid
-// (which may use both) for `problem`. INVALID_ARGUMENT naming the expression that fails or a grid
-// beyond CUDA's limits.
+// Why the kernel does not implement `problem` by its "dims" ("d = 256 (implemented: 64, 128)");
+// empty when it does. The caller reports it as SKIPPED, like a dtype the description leaves out.
+std::string UnimplementedDims(const TritonLaunch& launch, const kernels::Problem& problem);
+
+// The constexpr values (in order, each may use the dims, the flags and the constexprs before it) and
+// the grid (which may use all of them) for `problem`. `flags` are the op's: each is 1 when the
+// problem sets it, else 0. INVALID_ARGUMENT naming the expression that fails or a grid beyond CUDA's
+// limits.
 absl::StatusOr<ResolvedTritonLaunch> ResolveTritonLaunch(const TritonLaunch& launch, const TritonConfig& config,
-                                                         const kernels::Problem& problem);
+                                                         const kernels::Problem& problem,
+                                                         const std::vector<std::string>& flags = {});
 
 }  // namespace kbench::worker

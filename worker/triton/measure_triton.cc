@@ -55,11 +55,15 @@ double TimeCandidate(const kernels::OpDef& op, const kernels::Variant& variant, 
   return ms[ms.size() / 2] * 1e6;
 }
 
-// The autotune's key: the kernel, the dtype and which dims are divisible by 16 (what Triton
-// specializes on), so one choice serves every problem of that class.
-std::string ShapeClass(const TritonKernelSource& kernel, const kernels::Problem& problem) {
+// The autotune's key: the kernel, the dtype, which dims are divisible by 16 (what Triton
+// specializes on), the flags, and the constexprs the problem sets (attention's head dim and causal
+// flag make other kernels with other best tiles), so one choice serves every problem of that class.
+std::string ShapeClass(const TritonKernelSource& kernel, const kernels::Problem& problem,
+                       const std::vector<std::pair<std::string, int64_t>>& constexprs) {
   std::string key = absl::StrCat(Hash(kernel.source), "/", kernels::DtypeName(problem.dtype), "/");
   for (const auto& [dim, value] : problem.dims) absl::StrAppend(&key, dim, value % 16 == 0 ? "16" : "1", ",");
+  for (const std::string& flag : problem.flags) absl::StrAppend(&key, "/", flag);
+  for (const auto& [name, value] : constexprs) absl::StrAppend(&key, "/", name, "=", value);
   return key;
 }
 
@@ -119,7 +123,7 @@ v1::Result TritonRunner::Measure(Backend& backend, const kernels::OpDef& op, con
   }
   size_t chosen = 0;
   if (prepared.configs.size() > 1) {
-    const std::string shape = ShapeClass(kernel, problem);
+    const std::string shape = ShapeClass(kernel, problem, prepared.configs[0].launch.constexprs);
     if (auto it = chosen_.find(shape); it != chosen_.end() && static_cast<size_t>(it->second) < prepared.configs.size()) {
       chosen = static_cast<size_t>(it->second);
     } else {

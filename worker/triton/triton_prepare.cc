@@ -5,7 +5,6 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
-#include "worker/custom/contract.h"
 
 namespace kbench::worker {
 namespace {
@@ -23,18 +22,17 @@ std::string TritonType(kernels::Dtype d) {
 
 }  // namespace
 
-std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem) {
-  const std::optional<v1::LaunchContract> contract = MakeLaunchContract(op);
-  if (!contract) return {};
+// The launch contract's parameters (worker/custom/contract.h), derived from the op the same way,
+// for every op: a CUDA custom kernel needs the op's launch rule (default block, grid, template), a
+// Triton kernel only these and its own description, so ops without a rule (attention) take Triton.
+std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem,
+                                         const std::vector<std::string>& do_not_specialize) {
   std::vector<TritonParam> params;
-  for (const v1::ContractParam& p : contract->params()) {
-    if (p.kind() == v1::ContractParam::DIM) {
-      params.push_back({.name = p.name(), .type = "i64", .div16 = problem.dim(p.name()) % 16 == 0});
-      continue;
-    }
-    const kernels::Dtype d = p.fixed_dtype() != v1::DTYPE_UNSPECIFIED ? static_cast<kernels::Dtype>(p.fixed_dtype())
-                                                                      : problem.dtype;
-    params.push_back({.name = p.name(), .type = "*" + TritonType(d), .div16 = true});
+  for (const kernels::TensorSpec& t : op.tensors)
+    params.push_back({.name = t.name, .type = "*" + TritonType(t.dtype(problem)), .div16 = true});
+  for (const std::string& d : op.dims) {
+    const bool hint = std::find(do_not_specialize.begin(), do_not_specialize.end(), d) == do_not_specialize.end();
+    params.push_back({.name = d, .type = "i64", .div16 = hint && problem.dim(d) % 16 == 0});
   }
   return params;
 }
@@ -52,18 +50,27 @@ TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource&
   if (!capability.available)
     return fail(v1::SKIPPED, absl::StrCat("Triton is not available on this node (", capability.reason, ")"));
   out.compiler = absl::StrCat("triton ", capability.triton_version);
-  const std::vector<TritonParam> params = TritonParamsFor(op, problem);
-  if (params.empty()) return fail(v1::RUNTIME_ERROR, absl::StrCat("op '", op.name, "' has no launch contract for Triton kernels"));
   absl::StatusOr<TritonLaunch> launch = ParseTritonLaunch(kernel.source, kernel.file_name);
   if (!launch.ok()) return fail(v1::COMPILE_ERROR, std::string(launch.status().message()));
+  const std::vector<TritonParam> params = TritonParamsFor(op, problem, launch->do_not_specialize);
+  if (params.empty()) return fail(v1::RUNTIME_ERROR, absl::StrCat("op '", op.name, "' has no tensors for a Triton kernel"));
   if (!launch->dtypes.empty() &&
       std::find(launch->dtypes.begin(), launch->dtypes.end(), problem.dtype) == launch->dtypes.end())
     return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", kernels::DtypeName(problem.dtype)));
+  std::vector<std::pair<std::string, std::string>> named;  // (key, dim) the description names
+  for (const auto& [dim, values] : launch->dim_values) named.emplace_back("dims", dim);
+  for (const std::string& dim : launch->do_not_specialize) named.emplace_back("do_not_specialize", dim);
+  for (const auto& [key, dim] : named)
+    if (std::find(op.dims.begin(), op.dims.end(), dim) == op.dims.end())
+      return fail(v1::COMPILE_ERROR, absl::StrCat(kernel.file_name, ": ", kTritonLaunchName, ": ", key, ": op '",
+                                                  op.name, "' has no dim '", dim.substr(0, 32), "'"));
+  if (std::string dims = UnimplementedDims(*launch, problem); !dims.empty())
+    return fail(v1::SKIPPED, absl::StrCat(kernel.variant_name, " does not implement ", dims));
   // The configs compile side by side (each in its own child; an autotuned GEMM has several), all
   // within the one compile limit the worker's watchdog allows.
   std::vector<ResolvedTritonLaunch> resolved;
   for (const TritonConfig& config : launch->configs) {
-    absl::StatusOr<ResolvedTritonLaunch> r = ResolveTritonLaunch(*launch, config, problem);
+    absl::StatusOr<ResolvedTritonLaunch> r = ResolveTritonLaunch(*launch, config, problem, op.flags);
     if (!r.ok()) return fail(v1::RUNTIME_ERROR, absl::StrCat("launch: ", r.status().message()));
     resolved.push_back(std::move(*r));
   }

@@ -47,9 +47,11 @@ struct TritonPrepareOptions {
 };
 
 // The Triton signature of the op's contract for the problem's dtype: pointers "*bf16"/"*fp32" (aligned
-// to 16: the harness allocates with cudaMalloc), dims "i64" (divisible by 16 when they are).
-// Empty when the op has no launch contract.
-std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem);
+// to 16: the harness allocates with cudaMalloc), dims "i64" (divisible by 16 when they are, unless
+// named in `do_not_specialize`). The op's tensors in order, then its dims: the launch contract's
+// order, for every op.
+std::vector<TritonParam> TritonParamsFor(const kernels::OpDef& op, const kernels::Problem& problem,
+                                         const std::vector<std::string>& do_not_specialize = {});
 
 TritonPrepared PrepareTriton(const kernels::OpDef& op, const TritonKernelSource& kernel, const kernels::Problem& problem,
                              const TritonPrepareOptions& options);

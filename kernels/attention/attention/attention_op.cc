@@ -6,14 +6,21 @@
 // Beside this file: the references (attention_ref.cc: fp64, and the plain same-precision
 // implementation that sets the tolerance and is the CPU rung, attention_cpu.cc) and the CUDA ladder
 // (attention_naive.cu, attention_flash_simt.cu, attention_flash_mma.cu, each header saying what its
-// rung teaches; attention_reference.cu registers them in ladder order beside the device reference).
+// rung teaches; attention_reference.cu registers them in ladder order beside the device reference),
+// and the Triton rung (attention_triton.py), registered after them below.
 #include <cmath>
 #include <string>
 
 #include "attention/attention/attention.h"
 #include "attention/attention/attention_ref.h"
+#include "core/triton_rung.h"
 
 namespace kbench::kernels {
+#ifdef KBENCH_HAVE_CUDA
+namespace embedded {
+extern const char attention_triton_py[];  // attention_triton.py beside this file (kernels/CMakeLists.txt)
+}  // namespace embedded
+#endif
 namespace {
 
 // Query-key pairs the problem computes: all of them, or under the causal mask (bottom-right aligned,
@@ -116,6 +123,10 @@ OpDef MakeAttentionOp() {
   AddAttentionCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddAttentionCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_attention",
+                     .description = "Triton: FlashAttention-2's forward, online softmax in f32, d 64 and 128, autotuned tiles",
+                     .source = embedded::attention_triton_py,
+                     .dtypes = {Dtype::kBF16, Dtype::kF16}});
 #endif
   return op;
 }

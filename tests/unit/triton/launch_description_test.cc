@@ -1,6 +1,6 @@
 // The Triton launch description (worker/triton/launch_description.h, py_literal.h): read without
 // Python, its errors naming the file and line, and evaluated for problems (constexprs, next_pow2,
-// grids over dims and constexprs, CUDA's grid limits).
+// grids over dims, flags and constexprs, CUDA's grid limits, the dims a kernel implements).
 #include "worker/triton/launch_description.h"
 
 #include <gmock/gmock.h>
@@ -120,6 +120,69 @@ kbench_launch = {
   EXPECT_EQ(b->num_warps, 4);
   EXPECT_EQ(b->num_stages, 3);  // the default
   EXPECT_EQ(l->configs[1].Label(b->constexprs), "GROUP=4 BM=64 BN=64 num_warps=4 num_stages=3");
+}
+
+// The attention rung's shape of description: a flag is a constexpr (1 set, 0 not), "dims" limits d.
+constexpr char kAttentionFile[] = R"PY(
+kbench_launch = {
+    "grid": ["cdiv(N_q, BLOCK_M)", "B * H"],
+    "constexprs": {"HEAD_DIM": "d", "CAUSAL": "causal", "BLOCK_M": "64 * (1 + causal)"},
+    "dims": {"d": [64, 128]},
+})PY";
+
+kernels::Problem Attention(int64_t n_q, int64_t d, std::vector<std::string> flags) {
+  kernels::Problem p;
+  p.dims = {{"B", 2}, {"H", 8}, {"H_kv", 2}, {"N_q", n_q}, {"N_kv", n_q}, {"d", d}};
+  p.dtype = kernels::Dtype::kBF16;
+  p.flags = std::move(flags);
+  return p;
+}
+
+TEST(TritonLaunch, FlagsAreOneOrZero) {
+  absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(kAttentionFile, "attention.py");
+  ASSERT_TRUE(l.ok()) << l.status();
+  const std::vector<std::string> op_flags = {"causal"};
+  absl::StatusOr<ResolvedTritonLaunch> causal = ResolveTritonLaunch(*l, l->configs[0], Attention(1000, 128, {"causal"}), op_flags);
+  ASSERT_TRUE(causal.ok()) << causal.status();
+  EXPECT_EQ(causal->constexprs, (std::vector<std::pair<std::string, int64_t>>{{"HEAD_DIM", 128}, {"CAUSAL", 1}, {"BLOCK_M", 128}}));
+  EXPECT_EQ(causal->grid, (std::array<int64_t, 3>{8, 16, 1}));
+  absl::StatusOr<ResolvedTritonLaunch> plain = ResolveTritonLaunch(*l, l->configs[0], Attention(1000, 64, {}), op_flags);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->constexprs, (std::vector<std::pair<std::string, int64_t>>{{"HEAD_DIM", 64}, {"CAUSAL", 0}, {"BLOCK_M", 64}}));
+  EXPECT_EQ(plain->grid[0], 16);
+  // A name that is neither a dim, a constexpr nor one of the op's flags is still an error.
+  absl::StatusOr<ResolvedTritonLaunch> unknown = ResolveTritonLaunch(*l, l->configs[0], Attention(1000, 64, {}));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("constexpr CAUSAL = causal"));
+}
+
+TEST(TritonLaunch, DimsLimitWhatTheKernelImplements) {
+  absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(kAttentionFile, "attention.py");
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->dim_values.size(), 1u);
+  EXPECT_EQ(UnimplementedDims(*l, Attention(130, 64, {})), "");
+  EXPECT_EQ(UnimplementedDims(*l, Attention(130, 128, {"causal"})), "");
+  EXPECT_EQ(UnimplementedDims(*l, Attention(130, 256, {"causal"})), "d = 256 (implemented: 64, 128)");
+  auto error = [](const std::string& dims) {
+    absl::StatusOr<TritonLaunch> l = ParseTritonLaunch("kbench_launch = {\"grid\": [\"N\"], \"dims\": " + dims + "}", "k.py");
+    return l.ok() ? std::string("ok") : std::string(l.status().message());
+  };
+  EXPECT_THAT(error("[64]"), HasSubstr("dims must be a dict"));
+  EXPECT_THAT(error("{\"d\": 64}"), HasSubstr("'d' must map to a list of ints"));
+  EXPECT_THAT(error("{\"d\": []}"), HasSubstr("'d' must map to a list of ints"));
+  EXPECT_THAT(error("{\"d\": [64, \"128\"]}"), HasSubstr("'d' must map to a list of ints"));
+}
+
+TEST(TritonLaunch, DoNotSpecialize) {
+  absl::StatusOr<TritonLaunch> l =
+      ParseTritonLaunch("kbench_launch = {\"grid\": [\"N\"], \"do_not_specialize\": [\"N_q\", \"N_kv\"]}", "k.py");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->do_not_specialize, (std::vector<std::string>{"N_q", "N_kv"}));
+  for (const char* bad : {"\"N\"", "[1]", "[\"\"]"}) {
+    l = ParseTritonLaunch(std::string("kbench_launch = {\"grid\": [\"N\"], \"do_not_specialize\": ") + bad + "}", "k.py");
+    ASSERT_FALSE(l.ok()) << bad;
+    EXPECT_THAT(l.status().message(), HasSubstr("do_not_specialize must be a list of dim names"));
+  }
 }
 
 TEST(TritonLaunch, RefusesWithFileAndLine) {

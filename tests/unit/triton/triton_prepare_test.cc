@@ -2,19 +2,21 @@
 // (worker/triton/triton_compiler.h, triton_prepare.h): a node without Python or Triton reports the
 // capability absent and Triton kernels come back SKIPPED with that reason; the suite's Triton rungs
 // are registered with readable descriptions. Where Triton is installed (scripts/install-deps.sh),
-// kernels compile for an explicit sm_90 target with no GPU: every rung, the cache, and compile errors
-// as COMPILE_ERROR with Triton's message.
+// kernels compile for an explicit sm_90 target with no GPU: every rung of the suite (every config and
+// dtype), the cache, and compile errors as COMPILE_ERROR with Triton's message.
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/registry.h"
+#include "worker/custom/contract.h"
 #include "worker/isolation/child_env.h"
 #include "worker/triton/launch_description.h"
 #include "worker/triton/triton_compiler.h"
@@ -106,6 +108,27 @@ TEST(TritonPrepare, ParamsFollowTheContract) {
   params = TritonParamsFor(sum, Problem(sum, std::vector<int64_t>(sum.dims.size(), 64), kernels::Dtype::kBF16));
   EXPECT_EQ(params[0].type, "*bf16");
   EXPECT_EQ(params[1].type, "*fp32");
+  // An op without a CUDA launch rule still has the contract's order: attention's tensors, then dims.
+  const kernels::OpDef& attention = Op("attention");
+  params = TritonParamsFor(attention, kernels::MakeProblem(attention, {2, 8, 2, 100, 333, 64}, kernels::Dtype::kF16, {"causal"}));
+  std::vector<std::string> names, types;
+  for (const TritonParam& p : params) names.push_back(p.name), types.push_back(p.type);
+  EXPECT_EQ(names, (std::vector<std::string>{"q", "k", "v", "o", "lse", "B", "H", "H_kv", "N_q", "N_kv", "d"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"*fp16", "*fp16", "*fp16", "*fp16", "*fp32", "i64", "i64", "i64", "i64", "i64", "i64"}));
+  // do_not_specialize drops the divisibility hint of the dims it names, and only theirs.
+  const kernels::Problem aligned = kernels::MakeProblem(attention, {16, 16, 16, 2048, 2048, 64}, kernels::Dtype::kBF16);
+  params = TritonParamsFor(attention, aligned, {"N_q", "d"});
+  std::vector<bool> hints;
+  for (const TritonParam& p : params) hints.push_back(p.div16);
+  EXPECT_EQ(hints, (std::vector<bool>{true, true, true, true, true, true, true, true, false, true, false}));
+  // Where the op has a launch contract, the same names in the same order.
+  for (const kernels::OpDef& op : kernels::BuiltinRegistry().ops()) {
+    const std::optional<v1::LaunchContract> contract = MakeLaunchContract(op);
+    if (!contract) continue;
+    params = TritonParamsFor(op, Problem(op, std::vector<int64_t>(op.dims.size(), 32), op.dtypes[0]));
+    ASSERT_EQ(params.size(), static_cast<size_t>(contract->params_size())) << op.name;
+    for (size_t i = 0; i < params.size(); ++i) EXPECT_EQ(params[i].name, contract->params(static_cast<int>(i)).name()) << op.name;
+  }
 }
 
 TEST(TritonPrepare, DescriptionErrorsAreCompileErrors) {
@@ -126,22 +149,78 @@ TEST(TritonPrepare, DescriptionErrorsAreCompileErrors) {
 }
 
 #ifdef KBENCH_HAVE_CUDA
+// Every Triton rung of the suite (a variant with a Python file), whichever op registers it.
+std::vector<std::pair<const kernels::OpDef*, const kernels::Variant*>> SuiteTritonRungs() {
+  std::vector<std::pair<const kernels::OpDef*, const kernels::Variant*>> rungs;
+  for (const kernels::OpDef& op : kernels::BuiltinRegistry().ops())
+    for (const kernels::Variant& v : op.variants)
+      if (!v.triton_source.empty()) rungs.emplace_back(&op, &v);
+  return rungs;
+}
+
 TEST(TritonRungs, RegisteredWithReadableDescriptions) {
-  int found = 0;
-  for (const char* name : {"vector_add", "rmsnorm", "softmax", "layernorm", "gemm"}) {
-    const kernels::OpDef& op = Op(name);
-    const kernels::Variant* v = op.find_variant(std::string("triton_") + name);
-    ASSERT_NE(v, nullptr) << name;
-    ++found;
+  std::set<std::string> found;
+  for (const auto& [op, v] : SuiteTritonRungs()) {
+    SCOPED_TRACE(v->name);
+    found.insert(v->name);
+    EXPECT_EQ(v->name, "triton_" + op->name);
     EXPECT_EQ(v->backend, kernels::Backend::kCuda);
     EXPECT_TRUE(static_cast<bool>(v->run_cuda));
+    EXPECT_FALSE(v->dtypes.empty());
     absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(v->triton_source, v->name + ".py");
     ASSERT_TRUE(l.ok()) << l.status();
     EXPECT_THAT(v->triton_source, HasSubstr("def " + l->kernel + "("));
+    if (!l->dtypes.empty()) EXPECT_EQ(l->dtypes, v->dtypes);  // the file and the registration agree
     for (const TritonConfig& c : l->configs)
-      EXPECT_TRUE(ResolveTritonLaunch(*l, c, op.presets[0].problems[0]).ok()) << name;
+      EXPECT_TRUE(ResolveTritonLaunch(*l, c, op->presets[0].problems[0], op->flags).ok());
   }
-  EXPECT_EQ(found, 5);
+  EXPECT_EQ(found, (std::set<std::string>{"triton_vector_add", "triton_rmsnorm", "triton_softmax", "triton_layernorm",
+                                          "triton_gemm", "triton_attention"}));
+}
+
+// The attention rung's description: causal reaches the kernel as the constexpr CAUSAL, d as
+// HEAD_DIM, and d = 256 (beyond its tiles) is SKIPPED with the reason before anything compiles.
+TEST(TritonRungs, AttentionFlagsAndDims) {
+  const TritonCapability present{.available = true, .python = "/nonexistent", .triton_version = "0"};
+  const kernels::OpDef& op = Op("attention");
+  const kernels::Variant* v = op.find_variant("triton_attention");
+  ASSERT_NE(v, nullptr);
+  absl::StatusOr<TritonLaunch> l = ParseTritonLaunch(v->triton_source, "attention_triton.py");
+  ASSERT_TRUE(l.ok()) << l.status();
+  auto constexpr_of = [&](const kernels::Problem& p, const std::string& name) -> int64_t {
+    absl::StatusOr<ResolvedTritonLaunch> r = ResolveTritonLaunch(*l, l->configs[0], p, op.flags);
+    EXPECT_TRUE(r.ok()) << r.status();
+    for (const auto& [n, value] : r.ok() ? r->constexprs : std::vector<std::pair<std::string, int64_t>>{})
+      if (n == name) return value;
+    return -1;
+  };
+  const kernels::Problem causal = kernels::MakeProblem(op, {1, 4, 2, 96, 160, 128}, kernels::Dtype::kBF16, {"causal"});
+  const kernels::Problem plain = kernels::MakeProblem(op, {1, 4, 2, 96, 160, 64}, kernels::Dtype::kF16);
+  EXPECT_EQ(constexpr_of(causal, "CAUSAL"), 1);
+  EXPECT_EQ(constexpr_of(plain, "CAUSAL"), 0);
+  EXPECT_EQ(constexpr_of(causal, "HEAD_DIM"), 128);
+  EXPECT_EQ(constexpr_of(plain, "HEAD_DIM"), 64);
+  const TritonPrepared p =
+      PrepareTriton(op, {v->triton_source, "attention_triton.py", v->name},
+                    kernels::MakeProblem(op, {1, 2, 2, 130, 130, 256}, kernels::Dtype::kBF16, {"causal"}),
+                    {.compute_capability = 90, .capability = &present});
+  EXPECT_EQ(p.status, v1::SKIPPED);
+  EXPECT_EQ(p.message, "triton_attention does not implement d = 256 (implemented: 64, 128)");
+  // A "dims" entry naming no dim of the op is the file's error, not a skip.
+  std::string source = v->triton_source;
+  const std::string dims = "\"dims\": {\"d\"";
+  ASSERT_NE(source.find(dims), std::string::npos);
+  source.replace(source.find(dims), dims.size(), "\"dims\": {\"D\"");
+  const TritonPrepared bad = PrepareTriton(op, {source, "a.py", "custom:a"}, plain, {.capability = &present});
+  EXPECT_EQ(bad.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(bad.message, HasSubstr("dims: op 'attention' has no dim 'D'"));
+  source = v->triton_source;
+  const std::string last = "\"N_kv\", \"d\"]";
+  ASSERT_NE(source.find(last), std::string::npos);
+  source.replace(source.find(last), last.size(), "\"N_kv\", \"e\"]");
+  const TritonPrepared bad_name = PrepareTriton(op, {source, "a.py", "custom:a"}, plain, {.capability = &present});
+  EXPECT_EQ(bad_name.status, v1::COMPILE_ERROR);
+  EXPECT_THAT(bad_name.message, HasSubstr("do_not_specialize: op 'attention' has no dim 'e'"));
 }
 #endif
 
@@ -227,21 +306,35 @@ TEST_F(TritonCompile, TimeLimitStopsTheCompile) {
 }
 
 #ifdef KBENCH_HAVE_CUDA
+// Every config of every suite rung, for each dtype it implements, on each canonical problem (for
+// attention: d 64 and 128, causal and not), compiles to a cubin for sm_90.
 TEST_F(TritonCompile, EveryRungCompilesForSm90) {
   KernelCache cache(cache_dir_);
-  for (const char* name : {"vector_add", "rmsnorm", "softmax", "layernorm", "gemm"}) {
-    const kernels::OpDef& op = Op(name);
-    const kernels::Variant* v = op.find_variant(std::string("triton_") + name);
-    ASSERT_NE(v, nullptr);
-    for (const kernels::Problem& base : op.find_preset("canonical")->problems) {
-      kernels::Problem problem = base;
-      problem.dtype = kernels::Dtype::kBF16;
-      TritonPrepared p = PrepareTriton(op, {v->triton_source, v->name + ".py", v->name}, problem,
-                                       {.compute_capability = 90, .cache = &cache});
-      ASSERT_EQ(p.status, v1::OK) << name << ": " << p.message;
-      EXPECT_FALSE(p.configs.empty());
-      for (const PreparedConfig& c : p.configs) EXPECT_EQ(c.image.cubin.substr(0, 4), "\x7f" "ELF");
+  const auto rungs = SuiteTritonRungs();
+  EXPECT_GE(rungs.size(), 6u);
+  for (const auto& [op, v] : rungs) {
+    std::set<std::pair<int64_t, int64_t>> attention_kinds;  // (HEAD_DIM, CAUSAL) compiled
+    for (kernels::Dtype dtype : v->dtypes) {
+      for (const kernels::Problem& base : op->find_preset("canonical")->problems) {
+        kernels::Problem problem = base;
+        problem.dtype = dtype;
+        SCOPED_TRACE(v->name + " " + problem.label());
+        // A limit for a loaded 2-core machine (seven configs side by side), not the worker's 60 s: this
+        // test is about what compiles, and the limit has its own test.
+        TritonPrepared p = PrepareTriton(*op, {v->triton_source, v->name + ".py", v->name}, problem,
+                                         {.compute_capability = 90, .cache = &cache,
+                                          .compile_limit = std::chrono::minutes(10)});
+        ASSERT_EQ(p.status, v1::OK) << p.message;
+        EXPECT_EQ(p.configs.size(), ParseTritonLaunch(v->triton_source, "t.py")->configs.size());
+        for (const PreparedConfig& c : p.configs) {
+          EXPECT_EQ(c.image.cubin.substr(0, 4), "\x7f" "ELF");
+          EXPECT_LE(c.image.shared_bytes, 227 * 1024);  // what one sm_90 block may use
+          if (op->name == "attention") attention_kinds.insert({c.launch.constexprs[0].second, c.launch.constexprs[1].second});
+        }
+      }
     }
+    if (op->name == "attention")
+      EXPECT_EQ(attention_kinds, (std::set<std::pair<int64_t, int64_t>>{{64, 0}, {64, 1}, {128, 0}, {128, 1}}));
   }
 }
 #endif
