@@ -84,8 +84,8 @@ struct BlockWork {
 
 // Called by whole warps (every lane active). Fixed layout: grid (query tiles, B*H), the longest
 // causal tiles first. Varlen: grid (H, PackedTiles): the warp finds its block's sequence with one
-// coalesced read of cu_q (32 sequences a ballot), and within a sequence the longest causal tiles come
-// first, so a long first sequence is scheduled before the short ones.
+// coalesced read of the offsets (32 sequences a ballot), and within a sequence the longest causal
+// tiles come first, so a long first sequence is scheduled before the short ones.
 template <int kBlockM>
 __device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const SeqLayout& l) {
   BlockWork w;
@@ -99,17 +99,27 @@ __device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const Seq
   w.h = blockIdx.x;
   const int64_t g = blockIdx.y;
   const int lane = threadIdx.x & 31;
-  int count = 0;  // sequences whose first flat tile is <= g (strictly increasing in b)
-  for (int base = 0; base < s.b; base += 32) {
+  // Lane l holds offsets base + l of both tensors: the count of sequences whose first flat tile is
+  // <= g (strictly increasing in b) gives b, and the offsets of b and b + 1 come from the same
+  // registers when they lie in this chunk: one round trip to L2 before the block's first load.
+  int count = 0, base = 0, cq = 0, ck = 0;
+  for (;; base += 32) {
     const int idx = base + lane;
-    const bool at_or_before = idx < s.b && l.cu_q[idx] / kBlockM + idx <= g;
-    const unsigned m = __ballot_sync(0xffffffffu, at_or_before);
+    cq = idx <= s.b ? l.cu_q[idx] : 0;
+    ck = idx <= s.b ? l.cu_k[idx] : 0;
+    const unsigned m = __ballot_sync(0xffffffffu, idx < s.b && cq / kBlockM + idx <= g);
     count += __popc(m);
-    if (m != 0xffffffffu) break;
+    if (m != 0xffffffffu || base + 32 >= s.b) break;
   }
   w.b = count - 1;
-  w.q0 = l.cu_q[w.b], w.n_q = l.cu_q[w.b + 1] - w.q0;
-  w.k0 = l.cu_k[w.b], w.n_kv = l.cu_k[w.b + 1] - w.k0;
+  const int lb = static_cast<int>(w.b) - base;  // the same in every lane
+  if (lb >= 0 && lb < 31) {
+    w.q0 = __shfl_sync(0xffffffffu, cq, lb), w.n_q = __shfl_sync(0xffffffffu, cq, lb + 1) - w.q0;
+    w.k0 = __shfl_sync(0xffffffffu, ck, lb), w.n_kv = __shfl_sync(0xffffffffu, ck, lb + 1) - w.k0;
+  } else {
+    w.q0 = l.cu_q[w.b], w.n_q = l.cu_q[w.b + 1] - w.q0;
+    w.k0 = l.cu_k[w.b], w.n_kv = l.cu_k[w.b + 1] - w.k0;
+  }
   const int64_t local = g - (w.q0 / kBlockM + w.b), tiles = (w.n_q + kBlockM - 1) / kBlockM;
   w.empty = local >= tiles;
   w.m_block = s.causal ? tiles - 1 - local : local;
