@@ -24,6 +24,7 @@ kbench rung's ratio to each peer. A peer that cannot run a problem is listed wit
 """
 import argparse
 import inspect
+import itertools
 import json
 import statistics
 import sys
@@ -94,8 +95,10 @@ def peers(torch, prob, dt, gen):
     q = torch.empty(tq, h, d, dtype=dt, device="cuda").uniform_(-2, 2, generator=gen)
     k = torch.empty(tk, hkv, d, dtype=dt, device="cuda").uniform_(-2, 2, generator=gen)
     v = torch.empty(tk, hkv, d, dtype=dt, device="cuda").uniform_(-1, 1, generator=gen)
-    cu_q = torch.tensor([0] + list(__import__("itertools").accumulate(lens)), dtype=torch.int32, device="cuda")
-    cu_k = torch.tensor([0] + list(__import__("itertools").accumulate(kv_lens)), dtype=torch.int32, device="cuda")
+    off_q = [0] + list(itertools.accumulate(lens))
+    off_k = [0] + list(itertools.accumulate(kv_lens))
+    cu_q = torch.tensor(off_q, dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor(off_k, dtype=torch.int32, device="cuda")
     scale = d ** -0.5
     out = [("fa2_varlen", lambda: torch.ops.aten._flash_attention_forward(
         q, k, v, cu_q, cu_k, max(lens), max(kv_lens), 0.0, causal, False, scale=scale))]
@@ -119,9 +122,9 @@ def peers(torch, prob, dt, gen):
     kp = torch.zeros(seqs, hkv, n, d, dtype=dt, device="cuda")
     vp = torch.zeros(seqs, hkv, n, d, dtype=dt, device="cuda")
     for b in range(seqs):
-        qp[b, :, :lens[b]] = q[cu_q[b]:cu_q[b + 1]].transpose(0, 1)
-        kp[b, :, :kv_lens[b]] = k[cu_k[b]:cu_k[b + 1]].transpose(0, 1)
-        vp[b, :, :kv_lens[b]] = v[cu_k[b]:cu_k[b + 1]].transpose(0, 1)
+        qp[b, :, :lens[b]] = q[off_q[b]:off_q[b + 1]].transpose(0, 1)
+        kp[b, :, :kv_lens[b]] = k[off_k[b]:off_k[b + 1]].transpose(0, 1)
+        vp[b, :, :kv_lens[b]] = v[off_k[b]:off_k[b + 1]].transpose(0, 1)
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     def sdpa(backend):
