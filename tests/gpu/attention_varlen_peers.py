@@ -193,7 +193,8 @@ def main():
                 by_problem.setdefault(r["problem"], {})[r["backend"]] = r["median_us"]
         for variant, results in kb.items():
             for r in results:
-                dims = {dd["name"]: int(dd["value"]) for dd in r["problem"]["dims"]}
+                # proto3 JSON leaves zero values out (first_len 0, prefix 0)
+                dims = {dd["name"]: int(dd.get("value", 0)) for dd in r["problem"]["dims"]}
                 if "seqs" not in dims:
                     continue
                 us = float(r["timing"]["median_ns"]) / 1e3

@@ -18,6 +18,7 @@
 
 #include "attention/attention/attention.h"
 #include "attention/attention_varlen/attention_varlen.h"
+#include "core/cpu/parallel.h"
 #include "core/random.h"
 
 namespace kbench::kernels {
@@ -67,6 +68,21 @@ std::vector<int32_t> Cumulative(const Shape& s, int64_t extra) {
   std::vector<int32_t> cu(static_cast<size_t>(std::max<int64_t>(s.seqs, 0) + 1), 0);
   for (int64_t b = 0; b < s.seqs; ++b) cu[b + 1] = static_cast<int32_t>(cu[b] + s.q_len(b) + extra);
   return cu;
+}
+
+// FillUniform's values (core/random.cc: element i from (seed, stream, i) alone, never an exact zero)
+// on every host thread: the skewed preset's q, k and v are 200 M elements, ~2 s for the one-thread
+// fill before each check. Bit-identical to FillUniform (AttentionVarlenShape.FillIsUniformsValues).
+void FillParallelUniform(const Tensor& t, uint64_t seed, uint64_t stream, double lo, double hi) {
+  const uint64_t base = SplitMix64(seed * 0x100000001b3ull ^ SplitMix64(stream));
+  cpu::ParallelFor(t.numel, int64_t{1} << 18, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double u = static_cast<double>(SplitMix64(base + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
+      double v = lo + (hi - lo) * u;
+      if (v == 0.0) v = (hi - lo) * 1e-3 + 1e-3;
+      StoreFromDouble(t.data, t.dtype, i, v);
+    }
+  });
 }
 
 // The offsets the problem names; the seed does not change them (the batch is part of the problem).
@@ -120,9 +136,18 @@ OpDef AttentionVarlenDefinition() {
   op.flags = {"causal"};
   // The attention op's value ranges (q, k in [-2, 2]: scores spread ~1.3, so a wrong mask shows).
   op.tensors = {
-      {.name = "q", .dims = {"total_q", "H", "d"}, .init_lo = -2, .init_hi = 2},
-      {.name = "k", .dims = {"total_kv", "H_kv", "d"}, .init_lo = -2, .init_hi = 2},
-      {.name = "v", .dims = {"total_kv", "H_kv", "d"}},
+      {.name = "q", .dims = {"total_q", "H", "d"}, .init_lo = -2, .init_hi = 2,
+       .fill = [](const Problem&, const Tensor& t, uint64_t seed, uint64_t stream) {
+         attention_varlen::FillParallelUniform(t, seed, stream, -2, 2);
+       }},
+      {.name = "k", .dims = {"total_kv", "H_kv", "d"}, .init_lo = -2, .init_hi = 2,
+       .fill = [](const Problem&, const Tensor& t, uint64_t seed, uint64_t stream) {
+         attention_varlen::FillParallelUniform(t, seed, stream, -2, 2);
+       }},
+      {.name = "v", .dims = {"total_kv", "H_kv", "d"},
+       .fill = [](const Problem&, const Tensor& t, uint64_t seed, uint64_t stream) {
+         attention_varlen::FillParallelUniform(t, seed, stream, -1, 1);
+       }},
       {.name = "cu_seqlens_q", .dims = {"offsets"}, .fixed_dtype = Dtype::kI32,
        .fill = [](const Problem& p, const Tensor& t, uint64_t, uint64_t) {
          attention_varlen::FillCu(t, attention_varlen::CuSeqlensQ(VarlenShapeOf(p)));

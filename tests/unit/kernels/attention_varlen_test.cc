@@ -86,6 +86,25 @@ TEST(AttentionVarlenShape, LengthsAndOffsets) {
   }
 }
 
+// q, k and v are filled on every host thread, with FillUniform's values bit for bit (the values the
+// GPU checks were first run on), in each spec's range.
+TEST(AttentionVarlenShape, FillIsUniformsValues) {
+  const OpDef& op = GetOp("attention_varlen");
+  const Problem p = Make(5, 4, 2, 64, 100, 900, 0, 7, true);
+  for (uint64_t seed : {1, 3})
+    for (int t = 0; t < 3; ++t) {
+      const TensorSpec& spec = op.tensors[t];
+      ASSERT_TRUE(spec.fill) << spec.name;
+      const int64_t n = spec.numel(p);
+      std::vector<uint16_t> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
+      FillInput(spec, p, Tensor{got.data(), n, Dtype::kBF16}, seed, static_cast<uint64_t>(t));
+      FillUniform(Tensor{want.data(), n, Dtype::kBF16}, seed, static_cast<uint64_t>(t), spec.init_lo, spec.init_hi);
+      EXPECT_EQ(got, want) << spec.name << " seed " << seed;
+    }
+  EXPECT_EQ(op.tensors[2].init_lo, -1);
+  EXPECT_EQ(op.tensors[2].init_hi, 1);
+}
+
 TEST(AttentionVarlenCost, CountsOnlyRealPairs) {
   const OpDef& op = GetOp("attention_varlen");
   // Lengths 10, 50, 50 (first_len 10; len_lo = len_hi = 50); 5 cached keys each: kv 15, 55, 55.
