@@ -22,5 +22,6 @@
   X(MakeW4a16GemmOp)        /* quant/w4a16_gemm/          */     \
   X(MakeFp8GemmOp)          /* quant/fp8_gemm/            */     \
   X(MakeFp8GemmBlockOp)     /* quant/fp8_gemm/ (block scales) */ \
-  X(MakeAttentionOp)        /* attention/attention/       */
+  X(MakeAttentionOp)        /* attention/attention/       */     \
+  X(MakeAttentionVarlenOp)  /* attention/attention_varlen/ */
 // clang-format on

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "attention/attention/attention_ref.h"
 #include "core/cuda/cuda_check.cuh"
@@ -37,6 +38,92 @@ struct AttnArgs {
 
 inline AttnArgs ArgsOf(const Problem& p, std::span<const Tensor> t) {
   return AttnArgs{t[0].data, t[1].data, t[2].data, t[3].data, static_cast<float*>(t[4].data), ShapeOf(p), p.dtype};
+}
+
+// Where the rows of one (sequence, head) live, so one kernel serves both ops: row i of query head h
+// of sequence b is at q + b*q_batch + h*q_head + (q0 + i)*q_row (o likewise), its lse at
+// lse + b*lse_batch + h*lse_head + q0 + i, and key j of KV head g at k + b*kv_batch + g*kv_head +
+// (k0 + j)*kv_row. The attention op's fixed-stride batch ([B,H,N,d], every sequence N_q rows from
+// q0 = 0) and the varlen op's packed one ([total, H, d], sequence b's rows from q0 = cu_q[b]) are two
+// settings of these numbers (in elements).
+struct SeqLayout {
+  int64_t q_batch = 0, q_head = 0, q_row = 0;
+  int64_t kv_batch = 0, kv_head = 0, kv_row = 0;
+  int64_t lse_batch = 0, lse_head = 0;
+  // Varlen: sequence b's queries are packed rows [cu_q[b], cu_q[b+1]), its keys [cu_k[b], cu_k[b+1]);
+  // the AttentionShape's n_q / n_kv are then the longest sequence's (size checks only). Null: fixed.
+  const int32_t* cu_q = nullptr;
+  const int32_t* cu_k = nullptr;
+};
+
+// [B,H,N_q,d] and [B,H_kv,N_kv,d], lse [B,H,N_q]: the attention op.
+inline SeqLayout FixedLayout(const AttentionShape& s) {
+  return SeqLayout{.q_batch = s.h * s.n_q * s.d, .q_head = s.n_q * s.d, .q_row = s.d,
+                   .kv_batch = s.h_kv * s.n_kv * s.d, .kv_head = s.n_kv * s.d, .kv_row = s.d,
+                   .lse_batch = s.h * s.n_q, .lse_head = s.n_q};
+}
+
+// q, o [total_q, H, d], k, v [total_kv, H_kv, d], lse [H, total_q]: FlashAttention's varlen form.
+inline SeqLayout PackedLayout(const AttentionShape& s, int64_t total_q, const int32_t* cu_q, const int32_t* cu_k) {
+  return SeqLayout{.q_batch = 0, .q_head = s.d, .q_row = s.h * s.d, .kv_batch = 0, .kv_head = s.d, .kv_row = s.h_kv * s.d,
+                   .lse_batch = 0, .lse_head = total_q, .cu_q = cu_q, .cu_k = cu_k};
+}
+
+// Grid rows of a varlen launch: sequence b owns the flat tiles [cu_q[b] / block_m + b, cu_q[b+1] /
+// block_m + b + 1), at least ceil(n_q(b) / block_m) of them (floor(x + n) - floor(x) + 1 >= ceil(n)),
+// so total_q / block_m + seqs tiles cover every sequence with at most one empty tile each.
+inline int64_t PackedTiles(int64_t total_q, int64_t seqs, int block_m) { return total_q / block_m + seqs; }
+
+// One block's work: query tile m_block of query head h of sequence b, whose n_q queries start at
+// packed row q0 and n_kv keys at k0 (0 in the fixed layout). empty: a varlen block past its
+// sequence's last tile, which exits.
+struct BlockWork {
+  int64_t b = 0, h = 0, m_block = 0, q0 = 0, k0 = 0, n_q = 0, n_kv = 0;
+  bool empty = false;
+};
+
+// Called by whole warps (every lane active). Fixed layout: grid (query tiles, B*H), the longest
+// causal tiles first. Varlen: grid (H, PackedTiles): the warp finds its block's sequence with one
+// coalesced read of the offsets (32 sequences a ballot), and within a sequence the longest causal
+// tiles come first, so a long first sequence is scheduled before the short ones.
+template <int kBlockM>
+__device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const SeqLayout& l) {
+  BlockWork w;
+  if (l.cu_q == nullptr) {
+    const int64_t bh = blockIdx.y;
+    w.b = bh / s.h, w.h = bh % s.h;
+    w.m_block = s.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    w.n_q = s.n_q, w.n_kv = s.n_kv;
+    return w;
+  }
+  w.h = blockIdx.x;
+  const int64_t g = blockIdx.y;
+  const int lane = threadIdx.x & 31;
+  // Lane l holds offsets base + l of both tensors: the count of sequences whose first flat tile is
+  // <= g (strictly increasing in b) gives b, and the offsets of b and b + 1 come from the same
+  // registers when they lie in this chunk: one round trip to L2 before the block's first load.
+  int count = 0, base = 0, cq = 0, ck = 0;
+  for (;; base += 32) {
+    const int idx = base + lane;
+    cq = idx <= s.b ? l.cu_q[idx] : 0;
+    ck = idx <= s.b ? l.cu_k[idx] : 0;
+    const unsigned m = __ballot_sync(0xffffffffu, idx < s.b && cq / kBlockM + idx <= g);
+    count += __popc(m);
+    if (m != 0xffffffffu || base + 32 >= s.b) break;
+  }
+  w.b = count - 1;
+  const int lb = static_cast<int>(w.b) - base;  // the same in every lane
+  if (lb >= 0 && lb < 31) {
+    w.q0 = __shfl_sync(0xffffffffu, cq, lb), w.n_q = __shfl_sync(0xffffffffu, cq, lb + 1) - w.q0;
+    w.k0 = __shfl_sync(0xffffffffu, ck, lb), w.n_kv = __shfl_sync(0xffffffffu, ck, lb + 1) - w.k0;
+  } else {
+    w.q0 = l.cu_q[w.b], w.n_q = l.cu_q[w.b + 1] - w.q0;
+    w.k0 = l.cu_k[w.b], w.n_kv = l.cu_k[w.b + 1] - w.k0;
+  }
+  const int64_t local = g - (w.q0 / kBlockM + w.b), tiles = (w.n_q + kBlockM - 1) / kBlockM;
+  w.empty = local >= tiles;
+  w.m_block = s.causal ? tiles - 1 - local : local;
+  return w;
 }
 
 __device__ __forceinline__ float ToF(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -92,6 +179,15 @@ void AddAttentionFlashWgmmaVariant(OpDef& op); // attention_flash_wgmma.cu: cuda
 // tests' unaligned trials; the harness's cudaMalloc'd tensors are always aligned), as the GEMM's
 // wgmma rung hands such views to mma.sync: a refusal code would read as a lost CUDA context.
 int RunAttentionFlashSimt(const Problem& p, std::span<const Tensor> t, void* stream);
+
+// The varlen launches of cuda_v3_flash_mma and cuda_v4_flash_wgmma (the same kernels as the attention
+// op's, on a PackedLayout; grid (H, PackedTiles)). a.s: b = sequences, n_q / n_kv the longest
+// sequence's lengths; total_q sizes the lse layout. 16-byte aligned q, k, v, o (the caller checks).
+int LaunchFlashMmaPacked(const AttnArgs& a, const SeqLayout& l, int64_t total_q, int64_t total_kv, cudaStream_t st);
+int LaunchFlashWgmmaPacked(const AttnArgs& a, const SeqLayout& l, int64_t total_q, int64_t total_kv, cudaStream_t st);
+// Their kernels for the resource report (p's dtype and dim d).
+std::vector<LaunchInfo> FlashMmaLaunches(const Problem& p);
+std::vector<LaunchInfo> FlashWgmmaLaunches(const Problem& p);
 
 // The device reference (attention_reference.cu): a warp per query row, f32 accumulation, outputs
 // widened to double.

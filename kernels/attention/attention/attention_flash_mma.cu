@@ -4,7 +4,9 @@
 // tiles), and walks the keys in tiles of 64. What FA2 changed from the SIMT rung, all here:
 //   - work split over the query dimension: a warp's rows are its own, so the softmax statistics (row
 //     max, row sum) never leave the warp (FA1 split the keys over warps and merged through shared
-//     memory); the grid is (query tiles, batch x heads), the longest causal tiles launched first;
+//     memory); the grid is (query tiles, batch x heads), the longest causal tiles launched first
+//     (the varlen op, attention_varlen/, runs this kernel on packed sequences: FindWork and SeqLayout
+//     in attention_cuda.cuh say where a block's rows are; the fixed batch is their trivial case);
 //   - Q stays on chip for the whole key loop: in shared memory, its fragments re-read by ldmatrix
 //     each tile (FA2's choice at d = 128: 32 rows a warp leave no registers for it). The
 //     Q-in-registers form (16 rows a warp, kM = 1 below) measured 11% slower: each K and V fragment
@@ -68,10 +70,10 @@ __device__ __forceinline__ uint32_t Pack(float lo, float hi) {
   }
 }
 
-// Copies `rows` rows of D halves starting at row r0 of a [n][D] matrix into a swizzled tile;
-// rows at or past n are zero-filled.
+// Copies `rows` rows of D halves starting at row r0 of an n-row matrix whose rows are `stride`
+// elements apart into a swizzled tile; rows at or past n are zero-filled.
 template <int D, int kRows, int kThreads>
-__device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t r0, int64_t n) {
+__device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t r0, int64_t n, int64_t stride) {
   constexpr int kChunks = D / 8;
   static_assert((kRows * kChunks) % kThreads == 0, "whole chunks per thread");
 #pragma unroll
@@ -79,7 +81,7 @@ __device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t 
     const int e = threadIdx.x + i * kThreads;
     const int row = e / kChunks, chunk = e % kChunks;
     const bool in = r0 + row < n;
-    const char* p = static_cast<const char*>(src) + (in ? ((r0 + row) * D + chunk * 8) * 2 : 0);
+    const char* p = static_cast<const char*>(src) + (in ? ((r0 + row) * stride + chunk * 8) * 2 : 0);
     ptx::CpAsync16(dst + Swz<D>(row, chunk), p, in);
   }
 }
@@ -101,7 +103,7 @@ struct Cfg {
 template <typename T, int D, int kM>
 __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     FlashMma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
-             float* __restrict__ lse, AttentionShape s, float scale_log2) {
+             float* __restrict__ lse, AttentionShape s, SeqLayout lay, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using C = Cfg<kM>;
   constexpr int kStg = C::kStages;
@@ -111,27 +113,31 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
   const auto sk = [&](int st) { return sq + kBlockM * D * 2 + st * 2 * kTile; };  // stage st: K, then V
   const auto sv = [&](int st) { return sk(st) + kTile; };
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t bh = blockIdx.y;
-  const int64_t kv_head = (bh / s.h) * s.h_kv + (bh % s.h) / (s.h / s.h_kv);
-  // Causal: the last query tiles have the most keys; launch them first so they do not form the tail.
-  const int64_t m_block = s.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int64_t i0 = m_block * kBlockM;
-  const T* qh = q + bh * s.n_q * D;
-  const T* kh = k + kv_head * s.n_kv * D;
-  const T* vh = v + kv_head * s.n_kv * D;
-  const int64_t shift = s.n_kv - s.n_q;
-  const int64_t last_row = min(i0 + kBlockM, s.n_q) - 1;
-  const int64_t key_end = s.causal ? min(s.n_kv, last_row + shift + 1) : s.n_kv;
+  // Causal: the last query tiles have the most keys; FindWork hands them out first so they do not
+  // form the tail. A varlen block past its sequence's tiles has nothing to do.
+  const BlockWork w = FindWork<kBlockM>(s, lay);
+  if (w.empty) return;
+  const int64_t n_q = w.n_q, n_kv = w.n_kv;
+  const int64_t i0 = w.m_block * kBlockM;
+  const int64_t kv_head = w.h / (s.h / s.h_kv);
+  const int64_t q_off = w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;  // row 0 of q and o
+  const T* qh = q + q_off;
+  const T* kh = k + w.b * lay.kv_batch + kv_head * lay.kv_head + w.k0 * lay.kv_row;
+  const T* vh = v + (kh - k);
+  float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
+  const int64_t shift = n_kv - n_q;
+  const int64_t last_row = min(i0 + kBlockM, n_q) - 1;
+  const int64_t key_end = s.causal ? min(n_kv, last_row + shift + 1) : n_kv;
   const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
 
   // Group 0: Q and tile 0; then the next kStg - 2 tiles (empty groups past the last tile keep the
   // count of groups, and so the wait below, the same for every tile).
-  LoadTile<D, kBlockM, C::kThreads>(sq, qh, i0, s.n_q);
+  LoadTile<D, kBlockM, C::kThreads>(sq, qh, i0, n_q, lay.q_row);
 #pragma unroll
   for (int st = 0; st < kStg - 1; ++st) {
     if (st < n_tiles) {
-      LoadTile<D, kBlockN, C::kThreads>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
-      LoadTile<D, kBlockN, C::kThreads>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN, C::kThreads>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, n_kv, lay.kv_row);
+      LoadTile<D, kBlockN, C::kThreads>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, n_kv, lay.kv_row);
     }
     ptx::CpAsyncCommit();
   }
@@ -156,8 +162,8 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     __syncthreads();               // everyone's; and no warp still reads tile j-1's stage
     if (jt + kStg - 1 < n_tiles) {  // into tile j-1's stage
       const int nst = (jt + kStg - 1) % kStg;
-      LoadTile<D, kBlockN, C::kThreads>(sk(nst), kh, j0 + (kStg - 1) * kBlockN, s.n_kv);
-      LoadTile<D, kBlockN, C::kThreads>(sv(nst), vh, j0 + (kStg - 1) * kBlockN, s.n_kv);
+      LoadTile<D, kBlockN, C::kThreads>(sk(nst), kh, j0 + (kStg - 1) * kBlockN, n_kv, lay.kv_row);
+      LoadTile<D, kBlockN, C::kThreads>(sv(nst), vh, j0 + (kStg - 1) * kBlockN, n_kv, lay.kv_row);
     }
     ptx::CpAsyncCommit();
     if constexpr (kM == 1) {
@@ -202,14 +208,14 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
       const int64_t row0 = i0 + warp_row + mt * 16 + (lane >> 2), row1 = row0 + 8;
       // Mask: keys past the end, and (causal) keys past each row's diagonal. Only tiles that reach
       // either need it.
-      if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > i0 + shift)) {
+      if (j0 + kBlockN > n_kv || (s.causal && j0 + kBlockN - 1 > i0 + shift)) {
 #pragma unroll
         for (int t = 0; t < kBlockN / 8; ++t)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int64_t j = j0 + t * 8 + 2 * (lane & 3) + (e & 1);
             const int64_t i = e < 2 ? row0 : row1;
-            if (j >= s.n_kv || (s.causal && j > i + shift)) sc[mt][t][e] = -INFINITY;
+            if (j >= n_kv || (s.causal && j > i + shift)) sc[mt][t][e] = -INFINITY;
           }
       }
       // Online softmax over the tile: the 4 lanes of a quad share a row.
@@ -295,8 +301,8 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     }
     if ((lane & 3) == 0) {
       constexpr float kLn2 = 0.69314718055994531f;
-      if (row0 < s.n_q) lse[bh * s.n_q + row0] = (m[mt][0] * scale_log2 + log2f(l0)) * kLn2;
-      if (row1 < s.n_q) lse[bh * s.n_q + row1] = (m[mt][1] * scale_log2 + log2f(l1)) * kLn2;
+      if (row0 < n_q) lse_h[row0] = (m[mt][0] * scale_log2 + log2f(l0)) * kLn2;
+      if (row1 < n_q) lse_h[row1] = (m[mt][1] * scale_log2 + log2f(l1)) * kLn2;
     }
   }
   __syncwarp();
@@ -305,19 +311,19 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
   for (int e = lane; e < 16 * kM * kChunks; e += 32) {
     const int row = warp_row + e / kChunks, chunk = e % kChunks;
     const int64_t i = i0 + row;
-    if (i < s.n_q) *reinterpret_cast<uint4*>(o + (bh * s.n_q + i) * D + chunk * 8) = ptx::LdsV4(sq + Swz<D>(row, chunk));
+    if (i < n_q) *reinterpret_cast<uint4*>(o + q_off + i * lay.q_row + chunk * 8) = ptx::LdsV4(sq + Swz<D>(row, chunk));
   }
 #endif
 }
 
+// grid: (query tiles, B*H) for the fixed layout, (H, PackedTiles) for a packed one (FindWork).
 template <typename T, int D, int kM>
-int LaunchMma(const AttnArgs& a, cudaStream_t st) {
+int LaunchMma(const AttnArgs& a, const SeqLayout& lay, dim3 grid, cudaStream_t st) {
   constexpr int kSmem = Cfg<kM>::template SmemBytes<D>();
   const auto kernel = FlashMma<T, D, kM>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
-  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(a.s.n_q, kBlockM)), static_cast<unsigned>(a.s.b * a.s.h));
   kernel<<<grid, Cfg<kM>::kThreads, kSmem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
-                                                 static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse, a.s,
+                                                 static_cast<const T*>(a.v), static_cast<T*>(a.o), a.lse, a.s, lay,
                                                  static_cast<float>(a.s.scale * 1.4426950408889634));
   KB_LAUNCH_CHECK();
   return 0;
@@ -331,10 +337,12 @@ int RunMma(const Problem& p, std::span<const Tensor> t, void* stream) {
   // come from cudaMalloc. An offset view goes to the SIMT rung, never read wrong.
   for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.o)})
     if (!cuda::Aligned16(ptr)) return RunAttentionFlashSimt(p, t, stream);
+  const SeqLayout lay = FixedLayout(a.s);
+  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(a.s.n_q, kBlockM)), static_cast<unsigned>(a.s.b * a.s.h));
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchMma<T, 64, kM>(a, st);
-    if (a.s.d == 128) return LaunchMma<T, 128, kM>(a, st);
+    if (a.s.d == 64) return LaunchMma<T, 64, kM>(a, lay, grid, st);
+    if (a.s.d == 128) return LaunchMma<T, 128, kM>(a, lay, grid, st);
     return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   });
 }
@@ -355,6 +363,20 @@ std::vector<LaunchInfo> LaunchesMma(const Problem& p) {
 }
 
 }  // namespace
+
+int LaunchFlashMmaPacked(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_t, cudaStream_t st) {
+  const int64_t tiles = PackedTiles(total_q, a.s.b, kBlockM);
+  if (tiles <= 0) return 0;
+  const dim3 grid(static_cast<unsigned>(a.s.h), static_cast<unsigned>(tiles));
+  return DispatchHalf(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (a.s.d == 64) return LaunchMma<T, 64, 2>(a, lay, grid, st);
+    if (a.s.d == 128) return LaunchMma<T, 128, 2>(a, lay, grid, st);
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+std::vector<LaunchInfo> FlashMmaLaunches(const Problem& p) { return LaunchesMma<2>(p); }
 
 void AddAttentionFlashMmaVariant(OpDef& op) {
   op.variants.push_back({

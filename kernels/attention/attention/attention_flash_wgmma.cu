@@ -20,7 +20,9 @@
 //     against 334 at B16 H16 N2048 d64 (kPingPong = false is the schedule it was compared with).
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
 // masked per element; the longest query tiles are launched first. Edges: TMA zero-fills and the
-// mask covers any N; the output is stored with row guards.
+// mask covers any N; the output is stored with row guards. Packed variable-length batches (the
+// varlen op, attention_varlen/) run the same kernel: FindWork (attention_cuda.cuh) maps a block to
+// its sequence, and the tensor maps are [total][H][d] (see the kernel for boxes that cross sequences).
 // Only sm_90a machine code exists for the kernel (wgmma, setmaxnreg): elsewhere its body is empty and
 // skip_reason refuses the problem, naming the device's compute capability.
 #include <cuda.h>  // CUtensorMap (types only; the function comes from the runtime's entry point)
@@ -93,7 +95,7 @@ template <typename T, int D, bool kPingPong>
 __global__ void __launch_bounds__(kThreads, 1)
     FlashWgmma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
-               float scale_log2) {
+               SeqLayout lay, float scale_log2) {
 #if KB_GEMM_SM90A
   using L = Layout<D>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -104,13 +106,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto v_full = [&](int st) { return q_full + 40 + 8 * st; };
   const auto v_empty = [&](int st) { return q_full + 56 + 8 * st; };
   const int wgi = threadIdx.x / 128;
-  const int64_t bh = blockIdx.y;
-  const int64_t kv_head = (bh / s.h) * s.h_kv + (bh % s.h) / (s.h / s.h_kv);
-  const int64_t m_block = s.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int64_t i0 = m_block * kBlockM;
-  const int64_t shift = s.n_kv - s.n_q;
-  const int64_t last_row = min(i0 + kBlockM, s.n_q) - 1;
-  const int64_t key_end = s.causal ? min(s.n_kv, last_row + shift + 1) : s.n_kv;
+  const BlockWork w = FindWork<kBlockM>(s, lay);  // every warp, the same answer; empty: the whole block leaves
+  if (w.empty) return;
+  const int64_t n_q = w.n_q, n_kv = w.n_kv;
+  const int64_t i0 = w.m_block * kBlockM;
+  const int64_t kv_head = w.h / (s.h / s.h_kv);
+  const int64_t shift = n_kv - n_q;
+  const int64_t last_row = min(i0 + kBlockM, n_q) - 1;
+  const int64_t key_end = s.causal ? min(n_kv, last_row + shift + 1) : n_kv;
+  // TMA boxes: the fixed layout's maps are [B*H][N][d] (coordinates d, row, b*H + h); a packed one's
+  // are [total][H][d] (d, h, packed row). A packed box may run past its sequence into the next one's
+  // rows: those keys are masked below (key >= n_kv, so P = 0 against finite V), those query rows are
+  // computed but never stored (row guards on n_q); past the last sequence TMA zero-fills.
+  const bool packed = lay.cu_q != nullptr;
+  const auto tma = [&](uint32_t dst, const CUtensorMap* map, int c, int64_t row, int64_t z, uint32_t bar) {
+    if (packed) wg::TmaLoad3d(dst, map, c * kChunkCols, static_cast<int>(z), static_cast<int>(row), bar);
+    else wg::TmaLoad3d(dst, map, c * kChunkCols, static_cast<int>(row), static_cast<int>(z), bar);
+  };
+  const int64_t q_row0 = packed ? w.q0 + i0 : i0, q_z = packed ? w.h : w.b * s.h + w.h;
+  const int64_t kv_row0 = packed ? w.k0 : 0, kv_z = packed ? kv_head : w.b * s.h_kv + kv_head;
   const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
 
   if (threadIdx.x == 0) {
@@ -129,22 +143,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::SetMaxNRegDec<24>();
     if (threadIdx.x == 0) {
       ptx::MbarArriveExpectTx(q_full, L::kQBytes);
-      for (int c = 0; c < L::kChunks; ++c)
-        wg::TmaLoad3d(base + c * kBlockM * 128, &map_q, c * kChunkCols, static_cast<int>(i0), static_cast<int>(bh), q_full);
+      for (int c = 0; c < L::kChunks; ++c) tma(base + c * kBlockM * 128, &map_q, c, q_row0, q_z, q_full);
       for (int j = 0; j < n_tiles; ++j) {
         const int st = j % kStages;
         const uint32_t parity = ((j / kStages) & 1) ^ 1;  // first pass over the stages: returns at once
-        const int row = j * kBlockN;
+        const int64_t row = kv_row0 + static_cast<int64_t>(j) * kBlockN;
         ptx::MbarWait(k_empty(st), parity);
         ptx::MbarArriveExpectTx(k_full(st), L::kTileBytes);
         for (int c = 0; c < L::kChunks; ++c)
-          wg::TmaLoad3d(base + L::kK + st * L::kTileBytes + c * L::kTileChunkBytes, &map_k, c * kChunkCols, row,
-                        static_cast<int>(kv_head), k_full(st));
+          tma(base + L::kK + st * L::kTileBytes + c * L::kTileChunkBytes, &map_k, c, row, kv_z, k_full(st));
         ptx::MbarWait(v_empty(st), parity);
         ptx::MbarArriveExpectTx(v_full(st), L::kTileBytes);
         for (int c = 0; c < L::kChunks; ++c)
-          wg::TmaLoad3d(base + L::kV + st * L::kTileBytes + c * L::kTileChunkBytes, &map_v, c * kChunkCols, row,
-                        static_cast<int>(kv_head), v_full(st));
+          tma(base + L::kV + st * L::kTileBytes + c * L::kTileChunkBytes, &map_v, c, row, kv_z, v_full(st));
       }
     }
     return;
@@ -153,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   ptx::SetMaxNRegInc<240>();
   const int consumer = wgi - 1;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const int64_t row0 = i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;
+  const int64_t row0 = i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;  // in the sequence
   const int64_t first_row = i0 + consumer * 64;  // this warpgroup's first query row
   const uint32_t q_base = base + consumer * 64 * 128;  // this warpgroup's 64 rows in every Q chunk
   float acc[D / 2];
@@ -201,14 +212,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the running sums and O must be scaled by (0 on the first tile).
   const auto softmax = [&](int j, float* alpha0, float* alpha1) {
     const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
-    if (j0 + kBlockN > s.n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
+    if (j0 + kBlockN > n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
 #pragma unroll
       for (int tt = 0; tt < 16; ++tt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
           const int64_t i = e < 2 ? row0 : row1;
-          if (key >= s.n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
+          if (key >= n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
         }
     }
     float tm0 = -INFINITY, tm1 = -INFINITY;
@@ -317,18 +328,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     l1 += __shfl_xor_sync(0xffffffffu, l1, off);
   }
   const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-  T* o0 = o + (bh * s.n_q + row0) * D;
-  T* o1 = o + (bh * s.n_q + row1) * D;
+  // Stores only the sequence's rows: a packed tile's rows past n_q belong to the next sequence.
+  T* oh = o + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
+  T* o0 = oh + row0 * lay.q_row;
+  T* o1 = oh + row1 * lay.q_row;
+  float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
 #pragma unroll
   for (int i = 0; i < D / 8; ++i) {
     const int col = i * 8 + 2 * (lane & 3);
-    if (row0 < s.n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
-    if (row1 < s.n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
+    if (row0 < n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
+    if (row1 < n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
   }
   if ((lane & 3) == 0) {
     constexpr float kLn2 = 0.69314718055994531f;
-    if (row0 < s.n_q) lse[bh * s.n_q + row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
-    if (row1 < s.n_q) lse[bh * s.n_q + row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
+    if (row0 < n_q) lse_h[row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
+    if (row1 < n_q) lse_h[row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
   }
 #endif  // KB_GEMM_SM90A
 }
@@ -353,13 +367,17 @@ EncodeTiledFn EncodeTiled() {
   return fn;
 }
 
-// [heads][rows][d] of 2-byte elements, boxes of 64 d x box_rows rows x 1 head, 128B swizzle.
-int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t heads, uint64_t rows, uint64_t d, uint32_t box_rows) {
+// A 3D tensor of 2-byte elements, d contiguous, then dims n1 and n2 (strides in elements), boxes of
+// 64 d x box1 x box2 with 128B swizzle. The fixed layout: [heads][rows][d], box 64 x box_rows x 1;
+// the packed one: [total][H][d], box 64 x 1 x box_rows. Either box lands in shared memory as
+// box_rows rows of 64 halves, so the kernel's tiles do not depend on which.
+int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t d, uint64_t n1, uint64_t stride1, uint64_t n2,
+              uint64_t stride2, uint32_t box1, uint32_t box2) {
   const EncodeTiledFn encode = EncodeTiled();
   if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
-  const cuuint64_t dims[3] = {d, rows, heads};
-  const cuuint64_t strides[2] = {d * 2, rows * d * 2};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kChunkCols), box_rows, 1};
+  const cuuint64_t dims[3] = {d, n1, n2};
+  const cuuint64_t strides[2] = {stride1 * 2, stride2 * 2};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kChunkCols), box1, box2};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult r = encode(map, dtype == Dtype::kF16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
                             const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -367,18 +385,28 @@ int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t heads, u
   return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
 }
 
+// total_q / total_kv: 0 for the fixed layout; the packed rows otherwise (lay.cu_q set).
 template <typename T, int D, bool kPingPong>
-int LaunchWgmma(const AttnArgs& a, cudaStream_t st) {
+int LaunchWgmma(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_t total_kv, cudaStream_t st) {
   const AttentionShape& s = a.s;
   CUtensorMap mq, mk, mv;
-  if (const int e = EncodeMap(&mq, a.q, a.dtype, s.b * s.h, s.n_q, D, kBlockM); e != 0) return e;
-  if (const int e = EncodeMap(&mk, a.k, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
-  if (const int e = EncodeMap(&mv, a.v, a.dtype, s.b * s.h_kv, s.n_kv, D, kBlockN); e != 0) return e;
+  dim3 grid;
+  if (lay.cu_q == nullptr) {
+    const uint64_t bh = s.b * s.h, bh_kv = s.b * s.h_kv;
+    if (const int e = EncodeMap(&mq, a.q, a.dtype, D, s.n_q, D, bh, s.n_q * D, kBlockM, 1); e != 0) return e;
+    if (const int e = EncodeMap(&mk, a.k, a.dtype, D, s.n_kv, D, bh_kv, s.n_kv * D, kBlockN, 1); e != 0) return e;
+    if (const int e = EncodeMap(&mv, a.v, a.dtype, D, s.n_kv, D, bh_kv, s.n_kv * D, kBlockN, 1); e != 0) return e;
+    grid = dim3(static_cast<unsigned>(cuda::CeilDiv(s.n_q, kBlockM)), static_cast<unsigned>(s.b * s.h));
+  } else {
+    if (const int e = EncodeMap(&mq, a.q, a.dtype, D, s.h, D, total_q, s.h * D, 1, kBlockM); e != 0) return e;
+    if (const int e = EncodeMap(&mk, a.k, a.dtype, D, s.h_kv, D, total_kv, s.h_kv * D, 1, kBlockN); e != 0) return e;
+    if (const int e = EncodeMap(&mv, a.v, a.dtype, D, s.h_kv, D, total_kv, s.h_kv * D, 1, kBlockN); e != 0) return e;
+    grid = dim3(static_cast<unsigned>(s.h), static_cast<unsigned>(PackedTiles(total_q, s.b, kBlockM)));
+  }
   constexpr int kSmem = Layout<D>::kSmem;
   const auto kernel = FlashWgmma<T, D, kPingPong>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
-  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(s.n_q, kBlockM)), static_cast<unsigned>(s.b * s.h));
-  kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s,
+  kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s, lay,
                                         static_cast<float>(s.scale * 1.4426950408889634));
   KB_LAUNCH_CHECK();
   return 0;
@@ -393,8 +421,8 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
     if (!cuda::Aligned16(ptr)) return RunAttentionFlashSimt(p, t, stream);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, st);
-    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong>(a, st);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, FixedLayout(a.s), 0, 0, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong>(a, FixedLayout(a.s), 0, 0, st);
     return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   });
 }
@@ -424,6 +452,18 @@ std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
 }
 
 }  // namespace
+
+int LaunchFlashWgmmaPacked(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_t total_kv, cudaStream_t st) {
+  if (PackedTiles(total_q, a.s.b, kBlockM) <= 0) return 0;
+  return DispatchHalf(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, true>(a, lay, total_q, total_kv, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, true>(a, lay, total_q, total_kv, st);
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+std::vector<LaunchInfo> FlashWgmmaLaunches(const Problem& p) { return LaunchesWgmma<true>(p); }
 
 void AddAttentionFlashWgmmaVariant(OpDef& op) {
   op.variants.push_back({
