@@ -178,7 +178,7 @@ class Coordinator {
   // Stores the validated job QUEUED (or finds the one its idempotency key names).
   absl::StatusOr<SubmitOutcome> InsertQueued(v1::JobSpec spec, absl::string_view idempotency_key);
   // "idle", "busy" or "lost", from the heartbeat's age.
-  std::string WorkerState(const WorkerRecord& w, int64_t now_ms) const;
+  std::string WorkerState(int64_t last_heartbeat_unix_ms, const std::string& state, int64_t now_ms) const;
   // ran: the job was RUNNING when it finished, so its last attempt's duration is meaningful.
   void ObserveFinished(const v1::Job& job, bool ran);
 

@@ -342,14 +342,31 @@ absl::StatusOr<WorkerRecord> PostgresStore::GetWorker(absl::string_view worker_i
 }
 
 absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() {
-  return Read([&](Connection& c) -> absl::StatusOr<std::vector<WorkerRecord>> {
+  absl::StatusOr<std::vector<WorkerRow>> rows = ListWorkerRows();
+  if (!rows.ok()) return rows.status();
+  std::vector<WorkerRecord> out;
+  out.reserve(rows->size());
+  for (WorkerRow& row : *rows) {
+    absl::StatusOr<WorkerRecord> w = ParseWorkerRow(std::move(row));
+    if (!w.ok()) return w.status();
+    out.push_back(*std::move(w));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<WorkerRow>> PostgresStore::ListWorkerRows() {
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<WorkerRow>> {
     absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kWorkerColumns, " FROM workers ORDER BY seq"));
     if (!r.ok()) return r.status();
-    std::vector<WorkerRecord> out;
+    std::vector<WorkerRow> out;
+    out.reserve(r->size());
     for (int i = 0; i < r->size(); ++i) {
-      absl::StatusOr<WorkerRecord> w = ReadWorker(*r, i);
-      if (!w.ok()) return w.status();
-      out.push_back(*std::move(w));
+      WorkerRow& w = out.emplace_back();
+      w.worker_id = r->Text(i, 0);
+      w.registration = r->Text(i, 1);
+      w.last_heartbeat_unix_ms = r->Int(i, 2);
+      w.state = r->Text(i, 3);
+      w.current_job_id = r->Text(i, 4);
     }
     return out;
   });
