@@ -147,8 +147,9 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
-  // The registration of the worker holding job's lease; nullopt when it is no longer registered.
-  absl::StatusOr<std::optional<WorkerRecord>> LeasingWorker(const v1::Job& job);
+  // The registration of the worker holding job's lease (from the fleet view unless it changed since);
+  // null when it is no longer registered.
+  absl::StatusOr<std::shared_ptr<const v1::WorkerInfo>> LeasingWorker(const v1::Job& job);
   // One verdict per result, against the baseline of each result's series. A result of a confirming
   // re-run is judged together with the result it confirms; indexes of results whose SLOWER waits for
   // a re-run go to *to_confirm (their series gauge does not move).

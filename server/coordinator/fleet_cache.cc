@@ -70,8 +70,13 @@ void Fleet::Index() {
 }
 
 const v1::WorkerInfo* Fleet::Find(absl::string_view worker_id) const {
+  const Worker* w = FindWorker(worker_id);
+  return w == nullptr ? nullptr : w->info.get();
+}
+
+const Fleet::Worker* Fleet::FindWorker(absl::string_view worker_id) const {
   auto it = by_id_.find(std::string(worker_id));
-  return it == by_id_.end() ? nullptr : workers_[it->second].info.get();
+  return it == by_id_.end() ? nullptr : &workers_[it->second];
 }
 
 std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selector) const {

@@ -51,6 +51,8 @@ class Fleet {
   const std::vector<Worker>& workers() const { return workers_; }
   // The registration of the worker with this id, or null.
   const v1::WorkerInfo* Find(absl::string_view worker_id) const;
+  // The worker with this id (its registration shared), or null.
+  const Worker* FindWorker(absl::string_view worker_id) const;
   // How many registrations building this view parsed (the others were shared).
   size_t parsed() const { return parsed_; }
 
