@@ -271,7 +271,7 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
 
 int main(int argc, char** argv) {
   using namespace kbench::server;
-  TuneProcessForManyThreads();  // Allocator and mutex settings for a thread per call in flight.
+  TuneProcess();  // Mutex settings (process_tuning.h).
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   if (WantsHelp(args)) {
     std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.",
