@@ -46,6 +46,11 @@ void InstallLogHandler() {
 #endif
 }
 
+bool IsParseFailureStatus(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::INTERNAL ||
+         (status.error_code() == grpc::StatusCode::UNIMPLEMENTED && status.error_message().empty());
+}
+
 class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
  public:
   explicit ParseErrorInterceptor(grpc::experimental::ServerRpcInfo* info) : method_(info->method()) {}
@@ -58,8 +63,10 @@ class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
       field_ = std::move(bad_utf8_field);
       bad_utf8_field.clear();
     }
+    // The sync server answers a request that did not parse INTERNAL; the callback server answers it
+    // UNIMPLEMENTED with an empty message (its handler is never called).
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) && failed_ &&
-        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL)
+        IsParseFailureStatus(methods->GetSendStatus()))
       methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ParseErrorMessage(method_, field_)));
     methods->Proceed();
   }

@@ -1,6 +1,6 @@
 // Requests a server cannot parse, answered INVALID_ARGUMENT with a reason instead of gRPC's
-// INTERNAL with an empty message. Protobuf refuses a proto3 string that is not UTF-8 while gRPC
-// parses the request, before any handler runs, so only an interceptor sees the failure: it rewrites
+// INTERNAL (sync server) or UNIMPLEMENTED (callback server) with an empty message. Protobuf refuses
+// a proto3 string that is not UTF-8 while gRPC parses the request, before any handler runs, so only an interceptor sees the failure: it rewrites
 // the status to name the request's message type and, when protobuf reported it, the string field
 // ("kbench.v1.SubmitRequest: string field kbench.v1.JobSpec.op is not valid UTF-8 ...").
 #pragma once

@@ -1,15 +1,17 @@
 // GuardedCoordinatorService and GuardedWorkerService: a check, then the wrapped rpc; see guarded_service.h.
 #include "server/auth/guarded_service.h"
 
+#include <utility>
 #include <vector>
 
 #include "api/channel.h"
+#include "server/auth/refused_call.h"
 
 namespace kbench::server::auth {
 
 namespace {
 
-std::vector<absl::string_view> AuthorizationOf(const grpc::ServerContext& context) {
+std::vector<absl::string_view> AuthorizationOf(const grpc::ServerContextBase& context) {
   std::vector<absl::string_view> authorization;
   const auto range = context.client_metadata().equal_range("authorization");
   for (auto it = range.first; it != range.second; ++it)
@@ -19,24 +21,29 @@ std::vector<absl::string_view> AuthorizationOf(const grpc::ServerContext& contex
 
 }  // namespace
 
-grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContext* context, absl::string_view method) {
+grpc::Status CheckCall(const Authorizer& authorizer, const grpc::ServerContextBase* context, absl::string_view method) {
   return api::ToGrpc(authorizer.Check(method, AuthorizationOf(*context)));
 }
 
-std::string CallerName(const Authorizer& authorizer, const grpc::ServerContext& context) {
+std::string CallerName(const Authorizer& authorizer, const grpc::ServerContextBase& context) {
   return authorizer.CallerName(AuthorizationOf(context));
 }
 
-grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContext* context, absl::string_view method) const {
+grpc::Status GuardedCoordinatorService::Check(const grpc::ServerContextBase* context, absl::string_view method) const {
   return CheckCall(*authorizer_, context, method);
 }
 
-// Each rpc: the check under the rpc's own name, then the wrapped service's rpc.
+// Each rpc: the check under the rpc's own name, then the wrapped service's rpc; refused, the call
+// is finished at once by its context's default reactor.
 #define KBENCH_GUARDED_RPC(Method, Request, Response)                                                        \
-  grpc::Status GuardedCoordinatorService::Method(grpc::ServerContext* context, const v1::Request* request, \
-                                                 v1::Response* response) {                                  \
-    if (grpc::Status denied = Check(context, #Method); !denied.ok()) return denied;                         \
-    return inner_->Method(context, request, response);                                                      \
+  GuardedCoordinatorService::Reactor* GuardedCoordinatorService::Method(Context* context, const v1::Request* request, \
+                                                                        v1::Response* response) {            \
+    if (grpc::Status denied = Check(context, #Method); !denied.ok()) {                                       \
+      Reactor* refused = context->DefaultReactor();                                                          \
+      refused->Finish(std::move(denied));                                                                    \
+      return refused;                                                                                        \
+    }                                                                                                        \
+    return inner_->Method(context, request, response);                                                       \
   }
 
 KBENCH_GUARDED_RPC(Submit, SubmitRequest, SubmitResponse)
@@ -59,17 +66,18 @@ KBENCH_GUARDED_RPC(GetPluginInfo, GetPluginInfoRequest, GetPluginInfoResponse)
 #undef KBENCH_GUARDED_RPC
 
 // The streaming rpcs: checked before a byte of the stream is read or written.
-grpc::Status GuardedCoordinatorService::UploadPlugin(grpc::ServerContext* context,
-                                                     grpc::ServerReader<v1::UploadPluginRequest>* reader,
-                                                     v1::UploadPluginResponse* response) {
-  if (grpc::Status denied = Check(context, "UploadPlugin"); !denied.ok()) return denied;
-  return inner_->UploadPlugin(context, reader, response);
+grpc::ServerReadReactor<v1::UploadPluginRequest>* GuardedCoordinatorService::UploadPlugin(
+    Context* context, v1::UploadPluginResponse* response) {
+  if (grpc::Status denied = Check(context, "UploadPlugin"); !denied.ok())
+    return new RefusedRead<v1::UploadPluginRequest>(std::move(denied));
+  return inner_->UploadPlugin(context, response);
 }
 
-grpc::Status GuardedCoordinatorService::GetPlugin(grpc::ServerContext* context, const v1::GetPluginRequest* request,
-                                                  grpc::ServerWriter<v1::PluginChunk>* writer) {
-  if (grpc::Status denied = Check(context, "GetPlugin"); !denied.ok()) return denied;
-  return inner_->GetPlugin(context, request, writer);
+grpc::ServerWriteReactor<v1::PluginChunk>* GuardedCoordinatorService::GetPlugin(Context* context,
+                                                                                const v1::GetPluginRequest* request) {
+  if (grpc::Status denied = Check(context, "GetPlugin"); !denied.ok())
+    return new RefusedWrite<v1::PluginChunk>(std::move(denied));
+  return inner_->GetPlugin(context, request);
 }
 
 grpc::Status GuardedWorkerService::GetInfo(grpc::ServerContext* context, const v1::GetInfoRequest* request,

@@ -125,7 +125,7 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> ServerSecurity::Make(const Secur
   return s;
 }
 
-grpc::Service* ServerSecurity::Guard(v1::Coordinator::Service* inner) {
+grpc::Service* ServerSecurity::Guard(v1::Coordinator::CallbackService* inner) {
   if (authorizer_ == nullptr) return inner;
   guard_ = std::make_unique<GuardedCoordinatorService>(inner, authorizer_.get());
   return guard_.get();
@@ -137,7 +137,7 @@ grpc::Service* ServerSecurity::Guard(v1::Worker::Service* inner) {
   return worker_guard_.get();
 }
 
-std::string ServerSecurity::CallerName(const grpc::ServerContext& context) const {
+std::string ServerSecurity::CallerName(const grpc::ServerContextBase& context) const {
   return authorizer_ == nullptr ? "" : auth::CallerName(*authorizer_, context);
 }
 

@@ -51,7 +51,7 @@ class ServerSecurity {
   std::shared_ptr<grpc::ServerCredentials> credentials() const { return credentials_; }
   // The service to register: `inner` itself without tokens, else a guard around it, owned by this
   // (inner must outlive this object).
-  grpc::Service* Guard(v1::Coordinator::Service* inner);
+  grpc::Service* Guard(v1::Coordinator::CallbackService* inner);
   // The same for a worker's Worker service (GuardedWorkerService).
   grpc::Service* Guard(v1::Worker::Service* inner);
   // One line for the log: "TLS (client certificates required); 3 tokens from FILE; rate limit ...".
@@ -61,7 +61,7 @@ class ServerSecurity {
 
   bool tokens_enabled() const { return tokens_ != nullptr; }
   // The name of the token a call carries (recorded with admin changes); "" without tokens.
-  std::string CallerName(const grpc::ServerContext& context) const;
+  std::string CallerName(const grpc::ServerContextBase& context) const;
 
  private:
   ServerSecurity() = default;

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   using namespace kbench;
   // Its gRPC client threads allocate as the coordinator's do: the same settings keep the generator's
   // own CPU (which shares the machine with the coordinator) low.
-  server::TuneProcessForManyThreads();
+  server::TuneProcess();
   std::vector<std::string> args = server::NormalizeFlagNames(argc, argv);
   if (server::WantsHelp(args)) {
     std::cout << server::Usage(kProgram,

@@ -225,9 +225,9 @@ absl::StatusOr<JobResults> Coordinator::GetResults(absl::string_view job_id, boo
   return out;
 }
 
-std::string Coordinator::WorkerState(const WorkerRecord& w, int64_t now_ms) const {
-  if (now_ms - w.last_heartbeat_unix_ms > config_.worker_lost_after.count()) return "lost";
-  return w.state.empty() ? "idle" : w.state;
+std::string Coordinator::WorkerState(int64_t last_heartbeat_unix_ms, const std::string& state, int64_t now_ms) const {
+  if (now_ms - last_heartbeat_unix_ms > config_.worker_lost_after.count()) return "lost";
+  return state.empty() ? "idle" : state;
 }
 
 absl::StatusOr<std::vector<v1::WorkerStatus>> Coordinator::ListWorkers() {
@@ -238,7 +238,7 @@ absl::StatusOr<std::vector<v1::WorkerStatus>> Coordinator::ListWorkers() {
   std::vector<HealthInput> health_inputs;
   for (const WorkerRecord& w : *workers) {
     v1::WorkerStatus& s = out.emplace_back();
-    s.set_state(WorkerState(w, now));
+    s.set_state(WorkerState(w.last_heartbeat_unix_ms, w.state, now));
     s.set_last_heartbeat_unix_ms(w.last_heartbeat_unix_ms);
     s.set_current_job_id(w.current_job_id);
     health_inputs.push_back(HealthInput{&w.info, s.state() != "lost"});
@@ -360,8 +360,11 @@ absl::Status Coordinator::PublishSnapshot() {
   if (observer_ == nullptr) return absl::OkStatus();
   absl::StatusOr<std::map<v1::JobState, int64_t>> counts = store_->CountJobsByState();
   if (!counts.ok()) return counts.status();
-  absl::StatusOr<std::vector<WorkerRecord>> workers = store_->ListWorkers();
-  if (!workers.ok()) return workers.status();
+  // A view read now (heartbeats are current), through the fleet view so that only registrations
+  // that changed are parsed; it also serves the next second's submissions and leases.
+  absl::StatusOr<FleetCache::View> view = fleet_.Get(store_, FleetCache::Want::kFresh);
+  if (!view.ok()) return view.status();
+  const std::vector<Fleet::Worker>& workers = view->fleet->workers();
   FleetSnapshot snap;
   snap.queued = (*counts)[v1::QUEUED];
   snap.running = (*counts)[v1::RUNNING];
@@ -371,17 +374,17 @@ absl::Status Coordinator::PublishSnapshot() {
   if (!controls.ok()) return controls.status();
   const int64_t now = clock_->NowUnixMs();
   std::vector<HealthInput> health_inputs;
-  for (const WorkerRecord& w : *workers) {
-    const std::string state = WorkerState(w, now);
-    ++snap.workers[{state, GpuModel(w.info)}];
-    health_inputs.push_back(HealthInput{&w.info, state != "lost"});
+  for (const Fleet::Worker& w : workers) {
+    const std::string state = WorkerState(w.last_heartbeat_unix_ms, w.state, now);
+    ++snap.workers[{state, GpuModel(*w.info)}];
+    health_inputs.push_back(HealthInput{w.info.get(), state != "lost"});
   }
   const std::vector<WorkerHealth> health = AssessFleetHealth(health_inputs, config_.health_margin);
   // Per (worker name, model): the lowest ceilings over its devices of that model. A name registered
   // twice (a worker restarted without its id) shows its live registration only: lost ones are left out.
-  for (size_t i = 0; i < workers->size(); ++i) {
+  for (size_t i = 0; i < workers.size(); ++i) {
     if (!health_inputs[i].counts_for_median) continue;
-    const v1::WorkerInfo& info = (*workers)[i].info;
+    const v1::WorkerInfo& info = *workers[i].info;
     for (int d = 0; d < info.devices_size(); ++d) {
       const v1::DeviceInfo& device = info.devices(d);
       WorkerCeilingsGauge& g = snap.worker_ceilings[{info.name(), device.name()}];

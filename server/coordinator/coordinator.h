@@ -147,8 +147,9 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
-  // The registration of the worker holding job's lease; nullopt when it is no longer registered.
-  absl::StatusOr<std::optional<WorkerRecord>> LeasingWorker(const v1::Job& job);
+  // The registration of the worker holding job's lease (from the fleet view unless it changed since);
+  // null when it is no longer registered.
+  absl::StatusOr<std::shared_ptr<const v1::WorkerInfo>> LeasingWorker(const v1::Job& job);
   // One verdict per result, against the baseline of each result's series. A result of a confirming
   // re-run is judged together with the result it confirms; indexes of results whose SLOWER waits for
   // a re-run go to *to_confirm (their series gauge does not move).
@@ -178,7 +179,7 @@ class Coordinator {
   // Stores the validated job QUEUED (or finds the one its idempotency key names).
   absl::StatusOr<SubmitOutcome> InsertQueued(v1::JobSpec spec, absl::string_view idempotency_key);
   // "idle", "busy" or "lost", from the heartbeat's age.
-  std::string WorkerState(const WorkerRecord& w, int64_t now_ms) const;
+  std::string WorkerState(int64_t last_heartbeat_unix_ms, const std::string& state, int64_t now_ms) const;
   // ran: the job was RUNNING when it finished, so its last attempt's duration is meaningful.
   void ObserveFinished(const v1::Job& job, bool ran);
 

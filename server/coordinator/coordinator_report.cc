@@ -45,13 +45,13 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
   if (!job.ok()) return job.status();
   const bool unnamed = std::any_of(results.begin(), results.end(),
                                    [](const v1::Result& r) { return r.device().name().empty(); });
-  std::optional<WorkerRecord> worker;
+  std::shared_ptr<const v1::WorkerInfo> worker;
   if (unnamed || !api::NeedsPluginPlanning(job->spec())) {
-    absl::StatusOr<std::optional<WorkerRecord>> w = LeasingWorker(*job);
+    absl::StatusOr<std::shared_ptr<const v1::WorkerInfo>> w = LeasingWorker(*job);
     if (!w.ok()) return w.status();
     worker = *std::move(w);
   }
-  const JobResultShape shape = ResultShapeOf(job->spec(), worker ? &worker->info : nullptr);
+  const JobResultShape shape = ResultShapeOf(job->spec(), worker.get());
   if (absl::Status s = CheckReportAgainstJob(*job, shape, progress, results); !s.ok()) return s;
 
   std::optional<v1::Progress> cut_progress;
@@ -75,8 +75,8 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
     for (v1::Result& r : copied) {
       api::CutResultText(&r);
       // Results that name no device get the leasing worker's first device, so that they join a series.
-      if (r.device().name().empty() && worker && !worker->info.devices().empty())
-        *r.mutable_device() = worker->info.devices(0);
+      if (r.device().name().empty() && worker && !worker->devices().empty())
+        *r.mutable_device() = worker->devices(0);
     }
   }
   const std::vector<v1::Result>& stored = copied.empty() ? results : copied;
@@ -94,11 +94,17 @@ absl::StatusOr<ProgressOutcome> Coordinator::ReportProgress(absl::string_view le
   return ProgressOutcome{report->lease.expires_unix_ms, report->lease.job.state() == v1::CANCELLED_JOB};
 }
 
-absl::StatusOr<std::optional<WorkerRecord>> Coordinator::LeasingWorker(const v1::Job& job) {
+absl::StatusOr<std::shared_ptr<const v1::WorkerInfo>> Coordinator::LeasingWorker(const v1::Job& job) {
+  // From the fleet view, as LeaseJob takes it (fleet_cache.h): a report a second per running job
+  // would otherwise read and parse its worker's registration each time.
+  if (absl::StatusOr<FleetCache::View> view = fleet_.Get(store_, FleetCache::Want::kAny);
+      view.ok() && !view->changed->count(job.worker_id())) {
+    if (const Fleet::Worker* known = view->fleet->FindWorker(job.worker_id()); known != nullptr) return known->info;
+  }
   absl::StatusOr<WorkerRecord> worker = store_->GetWorker(job.worker_id());
-  if (absl::IsNotFound(worker.status())) return std::nullopt;
+  if (absl::IsNotFound(worker.status())) return nullptr;
   if (!worker.ok()) return worker.status();
-  return std::optional<WorkerRecord>(*std::move(worker));
+  return std::make_shared<const v1::WorkerInfo>(std::move(worker->info));
 }
 
 absl::StatusOr<std::vector<ResultVerdict>> Coordinator::JudgeResults(const v1::Job& job,

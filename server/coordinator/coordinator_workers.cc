@@ -68,8 +68,7 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
   const v1::WorkerInfo* registered = nullptr;
   if (absl::StatusOr<FleetCache::View> view = fleet_.Get(store_, FleetCache::Want::kAny); view.ok()) {
     fleet = view->fleet;
-    const WorkerRecord* known = view->changed->count(std::string(worker_id)) ? nullptr : fleet->Find(worker_id);
-    if (known != nullptr) registered = &known->info;
+    if (!view->changed->count(std::string(worker_id))) registered = fleet->Find(worker_id);
   }
   std::optional<v1::WorkerInfo> narrowed;  // The one device asked for.
   if (registered != nullptr && !device_uuid.empty() && !OnlyDevice(*registered, device_uuid)) {

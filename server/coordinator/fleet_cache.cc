@@ -2,6 +2,9 @@
 #include "server/coordinator/fleet_cache.h"
 
 #include <algorithm>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
 
 #include "server/coordinator/catalog.h"
 #include "server/coordinator/matching.h"
@@ -13,18 +16,65 @@ constexpr size_t kMaxSelectors = 64;  // Distinct selectors remembered per view.
 
 }  // namespace
 
-Fleet::Fleet(std::vector<WorkerRecord> workers) : workers_(std::move(workers)) {
-  std::unordered_map<std::string, uint32_t> catalogs;  // CatalogKey -> its number.
+Fleet::Fleet(std::vector<WorkerRecord> workers) {
+  workers_.reserve(workers.size());
+  for (WorkerRecord& w : workers) {
+    auto info = std::make_shared<const v1::WorkerInfo>(std::move(w.info));
+    catalog_keys_.push_back(std::make_shared<const std::string>(CatalogKey(*info)));
+    registrations_.push_back(std::make_shared<const std::string>());
+    workers_.push_back(Worker{std::move(info), w.last_heartbeat_unix_ms, std::move(w.state), std::move(w.current_job_id)});
+  }
+  parsed_ = workers_.size();
+  Index();
+}
+
+absl::StatusOr<std::shared_ptr<const Fleet>> Fleet::FromRows(std::vector<WorkerRow> rows, const Fleet* previous) {
+  std::shared_ptr<Fleet> fleet(new Fleet());
+  fleet->workers_.reserve(rows.size());
+  for (WorkerRow& row : rows) {
+    Worker w{nullptr, row.last_heartbeat_unix_ms, std::move(row.state), std::move(row.current_job_id)};
+    if (previous != nullptr) {
+      if (auto it = previous->by_id_.find(row.worker_id); it != previous->by_id_.end() &&
+                                                           *previous->registrations_[it->second] == row.registration) {
+        w.info = previous->workers_[it->second].info;
+        fleet->registrations_.push_back(previous->registrations_[it->second]);
+        fleet->catalog_keys_.push_back(previous->catalog_keys_[it->second]);
+      }
+    }
+    if (w.info == nullptr) {
+      auto info = std::make_shared<v1::WorkerInfo>();
+      if (!info->ParseFromString(row.registration))
+        return absl::DataLossError(absl::StrCat("stored worker info of ", row.worker_id.substr(0, 40), " does not parse"));
+      info->set_worker_id(row.worker_id);
+      fleet->catalog_keys_.push_back(std::make_shared<const std::string>(CatalogKey(*info)));
+      fleet->registrations_.push_back(std::make_shared<const std::string>(std::move(row.registration)));
+      w.info = std::move(info);
+      ++fleet->parsed_;
+    }
+    fleet->workers_.push_back(std::move(w));
+  }
+  fleet->Index();
+  return std::shared_ptr<const Fleet>(std::move(fleet));
+}
+
+void Fleet::Index() {
+  std::unordered_map<std::string_view, uint32_t> catalogs;  // CatalogKey -> its number.
   catalog_of_.reserve(workers_.size());
+  by_id_.reserve(workers_.size());
   for (size_t i = 0; i < workers_.size(); ++i) {
-    by_id_.emplace(workers_[i].info.worker_id(), i);
-    auto it = catalogs.try_emplace(CatalogKey(workers_[i].info), static_cast<uint32_t>(catalogs.size())).first;
+    by_id_.emplace(workers_[i].info->worker_id(), i);
+    auto it = catalogs.try_emplace(*catalog_keys_[i], static_cast<uint32_t>(catalogs.size())).first;
     catalog_of_.push_back(it->second);
   }
   distinct_catalogs_ = catalogs.size();
 }
 
-const WorkerRecord* Fleet::Find(absl::string_view worker_id) const {
+const v1::WorkerInfo* Fleet::Find(absl::string_view worker_id) const {
+  const Worker* w = FindWorker(worker_id);
+  return w == nullptr ? nullptr : w->info.get();
+}
+
+const Fleet::Worker* Fleet::FindWorker(absl::string_view worker_id) const {
   auto it = by_id_.find(std::string(worker_id));
   return it == by_id_.end() ? nullptr : &workers_[it->second];
 }
@@ -44,7 +94,7 @@ std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selec
   std::vector<const v1::WorkerInfo*> distinct;
   std::vector<uint32_t> distinct_ids;
   for (size_t i = 0; i < workers_.size(); ++i) {
-    const v1::WorkerInfo& info = workers_[i].info;
+    const v1::WorkerInfo& info = *workers_[i].info;
     admitted->all.push_back(&info);
     if (!WorkerMatches(selector, info)) continue;
     admitted->matching.push_back(&info);
@@ -94,17 +144,20 @@ absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
   const uint64_t read = ++reads_started_;
   changed_during_read_.clear();
   const SteadyClock::time_point started = SteadyClock::now();
+  std::shared_ptr<const Fleet> previous = fleet_;
   mu_.Unlock();
-  absl::StatusOr<std::vector<WorkerRecord>> workers = store->ListWorkers();
-  std::shared_ptr<const Fleet> fleet;
-  if (workers.ok()) fleet = std::make_shared<const Fleet>(*std::move(workers));
+  // Only this read replaces fleet_ (reading_ keeps others out), so the previous view stays put.
+  absl::StatusOr<std::vector<WorkerRow>> rows = store->ListWorkerRows();
+  absl::StatusOr<std::shared_ptr<const Fleet>> fleet =
+      rows.ok() ? Fleet::FromRows(*std::move(rows), previous.get()) : rows.status();
+  previous.reset();
   mu_.Lock();
   reading_ = false;
-  if (fleet == nullptr) {
+  if (!fleet.ok()) {
     mu_.Unlock();
-    return workers.status();
+    return fleet.status();
   }
-  fleet_ = fleet;
+  fleet_ = *std::move(fleet);
   fleet_read_ = read;
   read_at_ = started;  // Its age counts from before the read: the store may have changed during it.
   changed_ = std::make_shared<const std::set<std::string>>(std::move(changed_during_read_));

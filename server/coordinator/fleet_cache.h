@@ -31,13 +31,30 @@
 namespace kbench::server {
 
 // The workers as read at one moment, with what is derived from them computed once per selector.
+// Registrations are parsed once and shared by the views that follow while their stored bytes stay
+// the same: a refresh of a thousand-worker fleet parses (and later destroys) only the registrations
+// that changed, not a thousand catalogs every second.
 class Fleet {
  public:
-  explicit Fleet(std::vector<WorkerRecord> workers);
+  struct Worker {
+    std::shared_ptr<const v1::WorkerInfo> info;
+    int64_t last_heartbeat_unix_ms = 0;
+    std::string state;
+    std::string current_job_id;
+  };
 
-  const std::vector<WorkerRecord>& workers() const { return workers_; }
-  // The worker with this id, or null.
-  const WorkerRecord* Find(absl::string_view worker_id) const;
+  explicit Fleet(std::vector<WorkerRecord> workers);
+  // From the store's rows; a registration with the same worker id and bytes as in `previous` (may
+  // be null) shares previous's parsed WorkerInfo. DATA_LOSS when a registration does not parse.
+  static absl::StatusOr<std::shared_ptr<const Fleet>> FromRows(std::vector<WorkerRow> rows, const Fleet* previous);
+
+  const std::vector<Worker>& workers() const { return workers_; }
+  // The registration of the worker with this id, or null.
+  const v1::WorkerInfo* Find(absl::string_view worker_id) const;
+  // The worker with this id (its registration shared), or null.
+  const Worker* FindWorker(absl::string_view worker_id) const;
+  // How many registrations building this view parsed (the others were shared).
+  size_t parsed() const { return parsed_; }
 
   // The workers a selector admits and their merged catalog (catalog.h); `all` is every worker.
   struct Admitted {
@@ -56,7 +73,16 @@ class Fleet {
   size_t distinct_catalogs() const { return distinct_catalogs_; }
 
  private:
-  const std::vector<WorkerRecord> workers_;
+  Fleet() = default;
+  // by_id_, catalog_of_ and distinct_catalogs_ from workers_ and catalog_keys_.
+  void Index();
+
+  std::vector<Worker> workers_;
+  // Per worker: its registration's stored bytes (empty when built from records) and its CatalogKey,
+  // both shared with the next view while the bytes stay the same.
+  std::vector<std::shared_ptr<const std::string>> registrations_;
+  std::vector<std::shared_ptr<const std::string>> catalog_keys_;
+  size_t parsed_ = 0;
   std::unordered_map<std::string, size_t> by_id_;
   std::vector<uint32_t> catalog_of_;  // Per worker: which distinct catalog it has (0, 1, ...).
   size_t distinct_catalogs_ = 0;

@@ -1,30 +1,43 @@
-// CoordinatorService: proto in, Coordinator call, proto out. No logic lives here.
+// CoordinatorService: proto in, Coordinator call (on the pool), proto out. No logic lives here.
 #include "server/service/coordinator_service.h"
 
 #include <utility>
 
-#include <fstream>
-
-#include "absl/strings/str_cat.h"
-#include "api/bounds.h"
 #include "api/channel.h"
-#include "api/plugin_spec.h"
-#include "api/quote.h"
+#include "server/service/plugin_streams.h"
 
 namespace kbench::server {
 
 using api::ToGrpc;
 
-template <typename Body>
-grpc::Status CoordinatorService::Gated(Body body) {
-  if (gate_ == nullptr) return body();
-  RequestGate::Pass pass = gate_->Enter();
-  if (!pass) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator is shutting down; retry");
-  return body();
+namespace {
+
+grpc::Status ShuttingDown() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator is shutting down; retry");
 }
 
-grpc::Status CoordinatorService::Submit(grpc::ServerContext*, const v1::SubmitRequest* req, v1::SubmitResponse* resp) {
-  return Gated([&] {
+}  // namespace
+
+std::optional<RequestGate::Pass> CoordinatorService::Enter() {
+  if (gate_ == nullptr) return std::nullopt;
+  return gate_->Enter();
+}
+
+template <typename Body>
+CoordinatorService::Reactor* CoordinatorService::Dispatch(Context* context, Body body) {
+  Reactor* reactor = context->DefaultReactor();
+  std::optional<RequestGate::Pass> pass = Enter();
+  if (pass.has_value() && !*pass) {
+    reactor->Finish(ShuttingDown());
+    return reactor;
+  }
+  // The pass is held until the call is finished: shutdown drains the calls in progress.
+  pool_.Run([reactor, body = std::move(body), pass = std::move(pass)]() mutable { reactor->Finish(body()); });
+  return reactor;
+}
+
+CoordinatorService::Reactor* CoordinatorService::Submit(Context* context, const v1::SubmitRequest* req, v1::SubmitResponse* resp) {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<SubmitOutcome> r = coordinator_->Submit(req->spec(), req->idempotency_key());
     if (!r.ok()) return ToGrpc(r.status());
     resp->set_job_id(r->job_id);
@@ -33,8 +46,8 @@ grpc::Status CoordinatorService::Submit(grpc::ServerContext*, const v1::SubmitRe
   });
 }
 
-grpc::Status CoordinatorService::GetJob(grpc::ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) {
-  return Gated([&] {
+CoordinatorService::Reactor* CoordinatorService::GetJob(Context* context, const v1::GetJobRequest* req, v1::Job* resp) {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<v1::Job> r = coordinator_->GetJob(req->job_id());
     if (!r.ok()) return ToGrpc(r.status());
     *resp = *std::move(r);
@@ -42,9 +55,9 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext*, const v1::GetJobRe
   });
 }
 
-grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+CoordinatorService::Reactor* CoordinatorService::ListJobs(Context* context, const v1::ListJobsRequest* req,
                                           v1::ListJobsResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<std::vector<v1::Job>> r = coordinator_->ListJobs(req->limit(), req->state());
     if (!r.ok()) return ToGrpc(r.status());
     for (v1::Job& j : *r) *resp->add_jobs() = std::move(j);
@@ -52,9 +65,9 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*, const v1::ListJo
   });
 }
 
-grpc::Status CoordinatorService::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+CoordinatorService::Reactor* CoordinatorService::CancelJob(Context* context, const v1::CancelJobRequest* req,
                                            v1::CancelJobResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<v1::Job> r = coordinator_->CancelJob(req->job_id());
     if (!r.ok()) return ToGrpc(r.status());
     *resp->mutable_job() = *std::move(r);
@@ -62,9 +75,9 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext*, const v1::Cance
   });
 }
 
-grpc::Status CoordinatorService::GetResults(grpc::ServerContext*, const v1::GetResultsRequest* req,
+CoordinatorService::Reactor* CoordinatorService::GetResults(Context* context, const v1::GetResultsRequest* req,
                                             v1::GetResultsResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<JobResults> r = coordinator_->GetResults(req->job_id(), req->include_samples());
     if (!r.ok()) return ToGrpc(r.status());
     *resp->mutable_job() = std::move(r->job);
@@ -73,9 +86,9 @@ grpc::Status CoordinatorService::GetResults(grpc::ServerContext*, const v1::GetR
   });
 }
 
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+CoordinatorService::Reactor* CoordinatorService::ListWorkers(Context* context, const v1::ListWorkersRequest*,
                                              v1::ListWorkersResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, resp] {
     absl::StatusOr<std::vector<v1::WorkerStatus>> r = coordinator_->ListWorkers();
     if (!r.ok()) return ToGrpc(r.status());
     for (v1::WorkerStatus& w : *r) *resp->add_workers() = std::move(w);
@@ -83,9 +96,9 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext*, const v1::Lis
   });
 }
 
-grpc::Status CoordinatorService::ListKernels(grpc::ServerContext*, const v1::ListKernelsRequest* req,
+CoordinatorService::Reactor* CoordinatorService::ListKernels(Context* context, const v1::ListKernelsRequest* req,
                                              v1::ListKernelsResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<std::vector<v1::OpInfo>> r = coordinator_->ListKernels(req->op());
     if (!r.ok()) return ToGrpc(r.status());
     for (v1::OpInfo& op : *r) *resp->add_ops() = std::move(op);
@@ -93,9 +106,9 @@ grpc::Status CoordinatorService::ListKernels(grpc::ServerContext*, const v1::Lis
   });
 }
 
-grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
+CoordinatorService::Reactor* CoordinatorService::GetHistory(Context* context, const v1::GetHistoryRequest* req,
                                             v1::GetHistoryResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     HistoryQuery q;
     q.op = req->op();
     q.variant = req->variant();
@@ -138,10 +151,10 @@ grpc::Status CoordinatorService::GetHistory(grpc::ServerContext*, const v1::GetH
   });
 }
 
-grpc::Status CoordinatorService::SetSeriesControl(grpc::ServerContext* context, const v1::SetSeriesControlRequest* req,
+CoordinatorService::Reactor* CoordinatorService::SetSeriesControl(Context* context, const v1::SetSeriesControlRequest* req,
                                                   v1::SetSeriesControlResponse* resp) {
-  return Gated([&] {
-    const std::string who = caller_name_ && context != nullptr ? caller_name_(*context) : "";
+  return Dispatch(context, [this, context, req, resp] {
+    const std::string who = caller_name_ ? caller_name_(*context) : "";
     absl::StatusOr<v1::SeriesControl> r = coordinator_->SetSeriesControl(req->control(), who);
     if (!r.ok()) return ToGrpc(r.status());
     *resp->mutable_control() = *std::move(r);
@@ -149,9 +162,9 @@ grpc::Status CoordinatorService::SetSeriesControl(grpc::ServerContext* context, 
   });
 }
 
-grpc::Status CoordinatorService::ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest* req,
+CoordinatorService::Reactor* CoordinatorService::ListSeriesControls(Context* context, const v1::ListSeriesControlsRequest* req,
                                                     v1::ListSeriesControlsResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<std::vector<v1::SeriesControl>> r = coordinator_->ListSeriesControls(req->op());
     if (!r.ok()) return ToGrpc(r.status());
     for (v1::SeriesControl& c : *r) *resp->add_controls() = std::move(c);
@@ -159,9 +172,9 @@ grpc::Status CoordinatorService::ListSeriesControls(grpc::ServerContext*, const 
   });
 }
 
-grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
+CoordinatorService::Reactor* CoordinatorService::RegisterWorker(Context* context, const v1::RegisterWorkerRequest* req,
                                                 v1::RegisterWorkerResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<RegisterOutcome> r = coordinator_->RegisterWorker(req->info());
     if (!r.ok()) return ToGrpc(r.status());
     resp->set_worker_id(r->worker_id);
@@ -170,9 +183,9 @@ grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext*, const v1::
   });
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req,
+CoordinatorService::Reactor* CoordinatorService::Heartbeat(Context* context, const v1::HeartbeatRequest* req,
                                            v1::HeartbeatResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<std::vector<std::string>> r = coordinator_->Heartbeat(req->worker_id());
     if (!r.ok()) return ToGrpc(r.status());
     for (std::string& id : *r) resp->add_cancelled_job_ids(std::move(id));
@@ -180,9 +193,9 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext*, const v1::Heart
   });
 }
 
-grpc::Status CoordinatorService::LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req,
+CoordinatorService::Reactor* CoordinatorService::LeaseJob(Context* context, const v1::LeaseJobRequest* req,
                                           v1::LeaseJobResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<LeaseOutcome> r = coordinator_->LeaseJob(req->worker_id(), req->device_uuid());
     if (!r.ok()) return ToGrpc(r.status());
     resp->set_granted(r->granted);
@@ -195,9 +208,9 @@ grpc::Status CoordinatorService::LeaseJob(grpc::ServerContext*, const v1::LeaseJ
   });
 }
 
-grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext*, const v1::ReportProgressRequest* req,
+CoordinatorService::Reactor* CoordinatorService::ReportProgress(Context* context, const v1::ReportProgressRequest* req,
                                                 v1::ReportProgressResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     std::vector<v1::Result> results(req->results().begin(), req->results().end());
     absl::StatusOr<ProgressOutcome> r =
         coordinator_->ReportProgress(req->lease_id(), req->has_progress() ? &req->progress() : nullptr, results);
@@ -208,9 +221,9 @@ grpc::Status CoordinatorService::ReportProgress(grpc::ServerContext*, const v1::
   });
 }
 
-grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest* req,
+CoordinatorService::Reactor* CoordinatorService::CompleteJob(Context* context, const v1::CompleteJobRequest* req,
                                              v1::CompleteJobResponse* resp) {
-  return Gated([&] {
+  return Dispatch(context, [this, req, resp] {
     absl::StatusOr<v1::Job> r = coordinator_->CompleteJob(req->lease_id(), req->failed(), req->error());
     if (!r.ok()) return ToGrpc(r.status());
     *resp->mutable_job() = *std::move(r);
@@ -218,54 +231,10 @@ grpc::Status CoordinatorService::CompleteJob(grpc::ServerContext*, const v1::Com
   });
 }
 
-namespace {
-
-constexpr size_t kPluginChunkBytes = 1 << 20;
-
-grpc::Status NoPluginStore() {
-  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                      "this coordinator keeps no kernel plugins (start it with --plugin_dir)");
-}
-
-}  // namespace
-
-grpc::Status CoordinatorService::UploadPlugin(grpc::ServerContext*, grpc::ServerReader<v1::UploadPluginRequest>* reader,
-                                              v1::UploadPluginResponse* resp) {
-  return Gated([&] {
-    if (plugins_ == nullptr) return NoPluginStore();
-    absl::StatusOr<std::unique_ptr<PluginStore::Upload>> upload = plugins_->BeginUpload();
-    if (!upload.ok()) return ToGrpc(upload.status());
-    v1::UploadPluginRequest chunk;
-    std::string expected;
-    bool first = true;
-    while (reader->Read(&chunk)) {
-      if (first) {
-        expected = chunk.expected_sha256();
-        if (absl::Status s = api::CheckSize("name", chunk.name(), api::kMaxShortTextBytes); !s.ok()) return ToGrpc(s);
-        if (!expected.empty() && !api::IsSha256Hex(expected))
-          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              absl::StrCat("expected_sha256: ", api::Quote(expected),
-                                           " is not a SHA-256 (64 lower-case hex digits)"));
-      }
-      first = false;
-      if (chunk.data().size() > kPluginChunkBytes)
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            absl::StrCat("data: at most ", kPluginChunkBytes, " bytes per message"));
-      if (absl::Status s = (*upload)->Append(chunk.data()); !s.ok()) return ToGrpc(s);
-    }
-    absl::StatusOr<StoredPlugin> stored = (*upload)->Finish(expected);
-    if (!stored.ok()) return ToGrpc(stored.status());
-    resp->set_sha256(stored->sha256);
-    resp->set_size_bytes(stored->size_bytes);
-    resp->set_already_stored(stored->already_stored);
-    return grpc::Status::OK;
-  });
-}
-
-grpc::Status CoordinatorService::GetPluginInfo(grpc::ServerContext*, const v1::GetPluginInfoRequest* req,
+CoordinatorService::Reactor* CoordinatorService::GetPluginInfo(Context* context, const v1::GetPluginInfoRequest* req,
                                                v1::GetPluginInfoResponse* resp) {
-  return Gated([&] {
-    if (plugins_ == nullptr) return NoPluginStore();
+  return Dispatch(context, [this, req, resp] {
+    if (plugins_ == nullptr) return ToGrpc(NoPluginStore());
     absl::StatusOr<int64_t> size = plugins_->SizeOf(req->sha256());
     if (!size.ok()) return ToGrpc(size.status());
     resp->set_sha256(req->sha256());
@@ -274,28 +243,17 @@ grpc::Status CoordinatorService::GetPluginInfo(grpc::ServerContext*, const v1::G
   });
 }
 
-grpc::Status CoordinatorService::GetPlugin(grpc::ServerContext*, const v1::GetPluginRequest* req,
-                                           grpc::ServerWriter<v1::PluginChunk>* writer) {
-  return Gated([&] {
-    if (plugins_ == nullptr) return NoPluginStore();
-    absl::StatusOr<std::string> path = plugins_->PathOf(req->sha256());
-    if (!path.ok()) return ToGrpc(path.status());
-    std::ifstream in(*path, std::ios::binary);
-    if (!in) return grpc::Status(grpc::StatusCode::INTERNAL, absl::StrCat("cannot read ", *path));
-    in.seekg(0, std::ios::end);
-    const int64_t size = in.tellg();
-    in.seekg(0);
-    std::string buf(kPluginChunkBytes, '\0');
-    bool first = true;
-    while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-      v1::PluginChunk chunk;
-      if (first) chunk.set_size_bytes(size);
-      first = false;
-      chunk.set_data(buf.data(), static_cast<size_t>(in.gcount()));
-      if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "the reader went away");
-    }
-    return grpc::Status::OK;
-  });
+grpc::ServerReadReactor<v1::UploadPluginRequest>* CoordinatorService::UploadPlugin(Context*,
+                                                                                   v1::UploadPluginResponse* resp) {
+  std::optional<RequestGate::Pass> pass = Enter();
+  if (pass.has_value() && !*pass) return RefusedUpload(ShuttingDown());
+  return StartPluginUpload(&pool_, std::move(pass), plugins_, resp);
+}
+
+grpc::ServerWriteReactor<v1::PluginChunk>* CoordinatorService::GetPlugin(Context*, const v1::GetPluginRequest* req) {
+  std::optional<RequestGate::Pass> pass = Enter();
+  if (pass.has_value() && !*pass) return RefusedDownload(ShuttingDown());
+  return StartPluginDownload(&pool_, std::move(pass), plugins_, req->sha256());
 }
 
 }  // namespace kbench::server

@@ -1,69 +1,79 @@
 // The Coordinator gRPC service: a thin adapter that turns requests into Coordinator calls and their
-// results (or absl::Status errors, via api::ToGrpc) into responses.
+// results (or absl::Status errors, via api::ToGrpc) into responses. It uses gRPC's callback API:
+// gRPC's few threads only hand each call to a small pool of the service's own (CallPool), which
+// runs the Coordinator call (it blocks on the store) and finishes the call, so a fleet's thousand
+// calls in flight no longer need a thousand threads.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "server/coordinator/coordinator.h"
-#include "server/store/plugin_store.h"
+#include "server/service/call_pool.h"
 #include "server/service/request_gate.h"
+#include "server/store/plugin_store.h"
 
 namespace kbench::server {
 
-class CoordinatorService final : public v1::Coordinator::Service {
+class CoordinatorService final : public v1::Coordinator::CallbackService {
  public:
-  // coordinator (and gate, when given) must outlive the service. With a gate, each call passes it,
-  // and calls after it closed fail UNAVAILABLE.
-  explicit CoordinatorService(Coordinator* coordinator, RequestGate* gate = nullptr)
-      : coordinator_(coordinator), gate_(gate) {}
+  // Threads of the pool that runs the handlers, by default.
+  static constexpr int kDefaultHandlerThreads = 8;
 
-  grpc::Status Submit(grpc::ServerContext*, const v1::SubmitRequest* req, v1::SubmitResponse* resp) override;
-  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) override;
-  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
-  grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req, v1::CancelJobResponse* resp) override;
-  grpc::Status GetResults(grpc::ServerContext*, const v1::GetResultsRequest* req,
-                          v1::GetResultsResponse* resp) override;
-  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
-                           v1::ListWorkersResponse* resp) override;
-  grpc::Status ListKernels(grpc::ServerContext*, const v1::ListKernelsRequest* req,
-                           v1::ListKernelsResponse* resp) override;
-  grpc::Status GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
-                          v1::GetHistoryResponse* resp) override;
-  grpc::Status SetSeriesControl(grpc::ServerContext* context, const v1::SetSeriesControlRequest* req,
-                                v1::SetSeriesControlResponse* resp) override;
-  grpc::Status ListSeriesControls(grpc::ServerContext*, const v1::ListSeriesControlsRequest* req,
-                                  v1::ListSeriesControlsResponse* resp) override;
-  grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
-                              v1::RegisterWorkerResponse* resp) override;
-  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) override;
-  grpc::Status LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override;
-  grpc::Status ReportProgress(grpc::ServerContext*, const v1::ReportProgressRequest* req,
-                              v1::ReportProgressResponse* resp) override;
-  grpc::Status CompleteJob(grpc::ServerContext*, const v1::CompleteJobRequest* req,
-                           v1::CompleteJobResponse* resp) override;
-  grpc::Status UploadPlugin(grpc::ServerContext*, grpc::ServerReader<v1::UploadPluginRequest>* reader,
-                            v1::UploadPluginResponse* resp) override;
-  grpc::Status GetPluginInfo(grpc::ServerContext*, const v1::GetPluginInfoRequest* req,
-                             v1::GetPluginInfoResponse* resp) override;
-  grpc::Status GetPlugin(grpc::ServerContext*, const v1::GetPluginRequest* req,
-                         grpc::ServerWriter<v1::PluginChunk>* writer) override;
+  // coordinator (and gate, when given) must outlive the service, and the gRPC server must be shut
+  // down before the service is destroyed. With a gate, each call passes it, and calls after it
+  // closed fail UNAVAILABLE.
+  explicit CoordinatorService(Coordinator* coordinator, RequestGate* gate = nullptr,
+                              int handler_threads = kDefaultHandlerThreads)
+      : coordinator_(coordinator), gate_(gate), pool_(handler_threads) {}
+
+  using Reactor = grpc::ServerUnaryReactor;
+  using Context = grpc::CallbackServerContext;
+  Reactor* Submit(Context*, const v1::SubmitRequest* req, v1::SubmitResponse* resp) override;
+  Reactor* GetJob(Context*, const v1::GetJobRequest* req, v1::Job* resp) override;
+  Reactor* ListJobs(Context*, const v1::ListJobsRequest* req, v1::ListJobsResponse* resp) override;
+  Reactor* CancelJob(Context*, const v1::CancelJobRequest* req, v1::CancelJobResponse* resp) override;
+  Reactor* GetResults(Context*, const v1::GetResultsRequest* req, v1::GetResultsResponse* resp) override;
+  Reactor* ListWorkers(Context*, const v1::ListWorkersRequest* req, v1::ListWorkersResponse* resp) override;
+  Reactor* ListKernels(Context*, const v1::ListKernelsRequest* req, v1::ListKernelsResponse* resp) override;
+  Reactor* GetHistory(Context*, const v1::GetHistoryRequest* req, v1::GetHistoryResponse* resp) override;
+  Reactor* SetSeriesControl(Context* context, const v1::SetSeriesControlRequest* req,
+                            v1::SetSeriesControlResponse* resp) override;
+  Reactor* ListSeriesControls(Context*, const v1::ListSeriesControlsRequest* req,
+                              v1::ListSeriesControlsResponse* resp) override;
+  Reactor* RegisterWorker(Context*, const v1::RegisterWorkerRequest* req, v1::RegisterWorkerResponse* resp) override;
+  Reactor* Heartbeat(Context*, const v1::HeartbeatRequest* req, v1::HeartbeatResponse* resp) override;
+  Reactor* LeaseJob(Context*, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override;
+  Reactor* ReportProgress(Context*, const v1::ReportProgressRequest* req, v1::ReportProgressResponse* resp) override;
+  Reactor* CompleteJob(Context*, const v1::CompleteJobRequest* req, v1::CompleteJobResponse* resp) override;
+  Reactor* GetPluginInfo(Context*, const v1::GetPluginInfoRequest* req, v1::GetPluginInfoResponse* resp) override;
+  // The plugin streams (plugin_streams.h).
+  grpc::ServerReadReactor<v1::UploadPluginRequest>* UploadPlugin(Context*, v1::UploadPluginResponse* resp) override;
+  grpc::ServerWriteReactor<v1::PluginChunk>* GetPlugin(Context*, const v1::GetPluginRequest* req) override;
 
   // Where plugins are kept; without one the plugin rpcs answer FAILED_PRECONDITION. Must outlive the service.
   void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
   // Who is calling (the token's name), recorded with the admin controls; without one, "".
-  void set_caller_name(std::function<std::string(const grpc::ServerContext&)> name) { caller_name_ = std::move(name); }
+  void set_caller_name(std::function<std::string(const grpc::ServerContextBase&)> name) {
+    caller_name_ = std::move(name);
+  }
+  int handler_threads() const { return pool_.threads(); }
 
  private:
-  // Runs body() when admitted by the gate.
+  // Admits the call through the gate (else finishes it UNAVAILABLE at once), then runs body() on
+  // the pool and finishes the call with its status.
   template <typename Body>
-  grpc::Status Gated(Body body);
+  Reactor* Dispatch(Context* context, Body body);
+  // The gate's pass for a streaming call; nullopt without a gate; a refused pass when closed.
+  std::optional<RequestGate::Pass> Enter();
 
   Coordinator* coordinator_;
   RequestGate* gate_;
   const PluginStore* plugins_ = nullptr;
-  std::function<std::string(const grpc::ServerContext&)> caller_name_;
+  std::function<std::string(const grpc::ServerContextBase&)> caller_name_;
+  CallPool pool_;  // Last: its threads stop (having run every queued call) before the rest goes.
 };
 
 }  // namespace kbench::server

@@ -70,6 +70,8 @@ ABSL_FLAG(std::string, baseline_branch, "main", "Value of the job label 'branch'
 ABSL_FLAG(int64_t, baseline_cache_mb, 64,
           "Memory for series baselines kept between verdicts, in MiB (the database still decides which results "
           "form each baseline, so replicas never judge on a stale one); 0: none");
+ABSL_FLAG(int32_t, rpc_threads, kbench::server::CoordinatorService::kDefaultHandlerThreads,
+          "Threads that run the rpcs' work (store calls); gRPC's own threads only move bytes");
 ABSL_FLAG(double, health_margin, 0.10,
           "A worker is unhealthy when a device's calibrated copy bandwidth or f32/bf16 peak is below its GPU "
           "model's fleet median by more than this fraction");
@@ -80,14 +82,14 @@ namespace {
 constexpr char kProgram[] = "kbench-coordinator";
 constexpr std::chrono::milliseconds kReapPeriod{1000};
 constexpr std::chrono::seconds kShutdownGrace{5};
-constexpr int kMaxIdleRpcThreads = 64;
 
 // The flags --help lists, in order.
 const std::vector<std::string>& OwnFlags() {
   static const auto* names = new std::vector<std::string>{
       "listen", "db", "db_pool_size", "sqlite_synchronous", "metrics_listen", "lease_ttl_ms", "max_attempts",
       "worker_lost_after_ms", "heartbeat_interval_ms", "regression_threshold", "regression_alpha",
-      "baseline_results", "confirm_regressions", "baseline_branch", "baseline_cache_mb", "health_margin", "plugin_dir", "max_plugin_bytes"};
+      "baseline_results", "confirm_regressions", "baseline_branch", "baseline_cache_mb", "health_margin", "plugin_dir", "max_plugin_bytes",
+      "rpc_threads"};
   return *names;
 }
 
@@ -99,6 +101,7 @@ struct ServerOptions {
   std::string metrics_listen;
   std::string plugin_dir;
   int64_t max_plugin_bytes = 0;
+  int rpc_threads = CoordinatorService::kDefaultHandlerThreads;
   CoordinatorConfig coordinator;
 };
 
@@ -120,6 +123,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   o.coordinator.worker_lost_after = std::chrono::milliseconds(absl::GetFlag(FLAGS_worker_lost_after_ms));
   o.coordinator.heartbeat_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
   o.db_pool_size = absl::GetFlag(FLAGS_db_pool_size);
+  o.rpc_threads = absl::GetFlag(FLAGS_rpc_threads);
   const std::string synchronous = absl::GetFlag(FLAGS_sqlite_synchronous);
   o.sqlite_fsync_each_commit = synchronous == "full";
   o.coordinator.regression.threshold = absl::GetFlag(FLAGS_regression_threshold);
@@ -140,6 +144,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
            Check(o.coordinator.worker_lost_after.count() > 0, "--worker-lost-after-ms: must be > 0"),
            Check(o.coordinator.heartbeat_interval.count() > 0, "--heartbeat-interval-ms: must be > 0"),
            Check(o.db_pool_size >= 1, "--db-pool-size: must be >= 1"),
+           Check(o.rpc_threads >= 1 && o.rpc_threads <= 256, "--rpc-threads: must be in [1, 256]"),
            Check(synchronous == "full" || synchronous == "normal", "--sqlite-synchronous: 'full' or 'normal'"),
            Check(o.coordinator.regression.threshold >= 0, "--regression-threshold: must be >= 0"),
            Check(o.coordinator.regression.alpha > 0 && o.coordinator.regression.alpha < 1,
@@ -208,9 +213,9 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   }
 
   RequestGate gate;
-  CoordinatorService service(&coordinator, &gate);
+  CoordinatorService service(&coordinator, &gate, options.rpc_threads);
   service.set_plugin_store(plugins->get());
-  service.set_caller_name([&security](const grpc::ServerContext& c) { return security.CallerName(c); });
+  service.set_caller_name([&security](const grpc::ServerContextBase& c) { return security.CallerName(c); });
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, security.credentials(), &port);
@@ -222,10 +227,6 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(api::MakeParseErrorInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  // gRPC's sync server runs each call on a thread and, by default, lets a thread end once more than
-  // two are idle: under a fleet's steady stream of calls that is a thread created and destroyed per
-  // call (kernel time, memory churn). Idle threads are kept up to this many instead.
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, kMaxIdleRpcThreads);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     std::cerr << kProgram << ": cannot listen on " << options.listen << "\n";
@@ -270,7 +271,7 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
 
 int main(int argc, char** argv) {
   using namespace kbench::server;
-  TuneProcessForManyThreads();  // Allocator and mutex settings for a thread per call in flight.
+  TuneProcess();  // Mutex settings (process_tuning.h).
   std::vector<std::string> args = NormalizeFlagNames(argc, argv);
   if (WantsHelp(args)) {
     std::cout << Usage(kProgram, "Coordinator of kbench: job queue, store, Prometheus metrics.",

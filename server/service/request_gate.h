@@ -14,7 +14,7 @@ class RequestGate {
   // Admission of one request; leaves the gate when destroyed. False when the gate was closed.
   class Pass {
    public:
-    Pass(Pass&& other) noexcept : gate_(other.gate_) { other.gate_ = nullptr; }
+    Pass(Pass&& other) noexcept : gate_(other.gate_), admitted_(other.admitted_) { other.gate_ = nullptr; }
     Pass(const Pass&) = delete;
     Pass& operator=(const Pass&) = delete;
     Pass& operator=(Pass&&) = delete;

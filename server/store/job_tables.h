@@ -39,6 +39,17 @@ absl::Status ParseStored(const std::string& bytes, Message* out, absl::string_vi
   return absl::OkStatus();
 }
 
+// A worker's record from its row: the registration parsed, its worker_id the row's.
+inline absl::StatusOr<WorkerRecord> ParseWorkerRow(WorkerRow row) {
+  WorkerRecord w;
+  if (absl::Status s = ParseStored(row.registration, &w.info, "worker info"); !s.ok()) return s;
+  w.info.set_worker_id(std::move(row.worker_id));
+  w.last_heartbeat_unix_ms = row.last_heartbeat_unix_ms;
+  w.state = std::move(row.state);
+  w.current_job_id = std::move(row.current_job_id);
+  return w;
+}
+
 // A result ready to store: stamped with its job, attempt and worker, samples packed apart.
 struct StoredResult {
   v1::Result result;  // Without its samples (they are in `samples`).

@@ -368,30 +368,35 @@ absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id)
 }
 
 absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
-  // The rows are copied under the lock and parsed after it: a fleet's registrations (catalogs of
-  // several KiB each) take long to parse, and every other call waits for the lock meanwhile.
+  absl::StatusOr<std::vector<WorkerRow>> rows = ListWorkerRows();
+  if (!rows.ok()) return rows.status();
   std::vector<WorkerRecord> out;
-  std::vector<std::string> infos;
-  {
-    absl::MutexLock lock(&mu_);
-    Statement q(statements_.get(),
-                "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
-    while (true) {
-      absl::StatusOr<bool> row = q.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      WorkerRecord& w = out.emplace_back();
-      w.info.set_worker_id(q.Text(0));
-      w.last_heartbeat_unix_ms = q.Int(2);
-      w.state = q.Text(3);
-      w.current_job_id = q.Text(4);
-      infos.push_back(q.Blob(1));
-    }
+  out.reserve(rows->size());
+  for (WorkerRow& row : *rows) {
+    absl::StatusOr<WorkerRecord> w = ParseWorkerRow(std::move(row));
+    if (!w.ok()) return w.status();
+    out.push_back(*std::move(w));
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    const std::string id = out[i].info.worker_id();
-    if (absl::Status s = ParseStored(infos[i], &out[i].info, "worker info"); !s.ok()) return s;
-    out[i].info.set_worker_id(id);
+  return out;
+}
+
+absl::StatusOr<std::vector<WorkerRow>> SqliteStore::ListWorkerRows() {
+  // The rows are copied under the lock and parsed (by the caller) after it: a fleet's registrations
+  // (catalogs of several KiB each) take long to parse, and every other call waits for the lock.
+  std::vector<WorkerRow> out;
+  absl::MutexLock lock(&mu_);
+  Statement q(statements_.get(),
+              "SELECT worker_id, info, last_heartbeat_ms, state, current_job_id FROM workers ORDER BY rowid");
+  while (true) {
+    absl::StatusOr<bool> row = q.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    WorkerRow& w = out.emplace_back();
+    w.worker_id = q.Text(0);
+    w.registration = q.Blob(1);
+    w.last_heartbeat_unix_ms = q.Int(2);
+    w.state = q.Text(3);
+    w.current_job_id = q.Text(4);
   }
   return out;
 }

@@ -61,6 +61,16 @@ struct WorkerRecord {
   std::string current_job_id;  // The most recently started job it holds, or empty.
 };
 
+// A worker's row with its registration as stored, not parsed: the fleet view (fleet_cache.h) parses
+// only the registrations that changed since its last read.
+struct WorkerRow {
+  std::string worker_id;
+  std::string registration;  // The serialized v1::WorkerInfo (its worker_id is the row's).
+  int64_t last_heartbeat_unix_ms = 0;
+  std::string state;
+  std::string current_job_id;
+};
+
 // A performance series: results of one op variant on one problem shape and dtype on one GPU model,
 // measured the same way (cache mode, hot batch, backend): a HOT result is never judged against COLD
 // baselines, nor a batch of 20 against a batch of 100.
@@ -247,6 +257,8 @@ class Store {
   // In order of first registration (re-registering keeps a worker's place), so that anything merged
   // over workers, such as the catalog, comes out the same every time.
   virtual absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() = 0;
+  // ListWorkers' rows in the same order, the registrations left unparsed.
+  virtual absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows() = 0;
 };
 
 }  // namespace kbench::server

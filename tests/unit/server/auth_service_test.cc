@@ -42,7 +42,7 @@ class AuthServiceTest : public ::testing::Test {
     coordinator_ = std::make_unique<Coordinator>(CoordinatorConfig{}, store_.get(), &clock_);
     service_ = std::make_unique<CoordinatorService>(coordinator_.get(), &gate_);
     // As kbench-coordinator wires it: admin changes are recorded with the caller's token name.
-    service_->set_caller_name([this](const grpc::ServerContext& c) { return security_->CallerName(c); });
+    service_->set_caller_name([this](const grpc::ServerContextBase& c) { return security_->CallerName(c); });
     auto made = auth::ServerSecurity::Make(security, "127.0.0.1:0", [this] { return now_; });
     ASSERT_TRUE(made.ok()) << made.status();
     security_ = *std::move(made);

@@ -112,7 +112,7 @@ TEST(CoordinatorBinary, BadFlagsExitTwo) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--no-such-flag"}, {"--max-attempts=0"}, {"--lease-ttl-ms=soon"}, {"stray"}, {"--listen=nocolon"},
            {"--sqlite-synchronous=sometimes"}, {"--health-margin=1.5"}, {"--regression-alpha=0"},
-           {"--baseline-results=0"}, {"--db-pool-size=0"}}) {
+           {"--baseline-results=0"}, {"--db-pool-size=0"}, {"--rpc-threads=0"}}) {
     Child c = Spawn(args);
     EXPECT_EQ(Wait(c), 2) << args[0];
   }
@@ -132,6 +132,7 @@ TEST(CoordinatorBinary, HelpAnswers) {
   EXPECT_NE(text.find("--metrics-listen"), std::string::npos) << text;
   EXPECT_NE(text.find("postgresql://"), std::string::npos) << text;
   EXPECT_NE(text.find("--health-margin"), std::string::npos) << text;
+  EXPECT_NE(text.find("--rpc-threads"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include "server/coordinator/fleet_cache.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "fake_clock.h"
 #include "fixtures.h"
@@ -94,7 +96,7 @@ TEST_F(FleetCacheTest, ConcurrentCallersShareOneRead) {
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second->cached);
   EXPECT_EQ(second->fleet.get(), first->fleet.get());
-  cache.Invalidate(first->fleet->workers().front().info.worker_id());
+  cache.Invalidate(first->fleet->workers().front().info->worker_id());
   absl::StatusOr<FleetCache::View> any = cache.Get(store_.get(), FleetCache::Want::kAny);
   ASSERT_TRUE(any.ok());
   EXPECT_EQ(any->changed->size(), 1u);  // Served, with the changed worker named.
@@ -102,6 +104,48 @@ TEST_F(FleetCacheTest, ConcurrentCallersShareOneRead) {
   ASSERT_TRUE(unchanged.ok());
   EXPECT_FALSE(unchanged->cached);  // Read again: a worker changed since.
   EXPECT_TRUE(unchanged->changed->empty());
+}
+
+// A refresh parses only the registrations that changed: the others are the same parsed objects as
+// in the view before, while heartbeats and states come from the new read. Fails if every refresh
+// parses the whole fleet again, or if a changed registration is served from the old view.
+TEST_F(FleetCacheTest, ARefreshParsesOnlyTheRegistrationsThatChanged) {
+  std::vector<std::string> ids;
+  for (const char* name : {"a", "b", "c"}) {
+    absl::StatusOr<RegisterOutcome> w = here_->RegisterWorker(CpuWorker(name));
+    ASSERT_TRUE(w.ok()) << w.status();
+    ids.push_back(w->worker_id);
+  }
+  FleetCache cache(std::chrono::hours(1));
+  absl::StatusOr<FleetCache::View> first = cache.Get(store_.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->fleet->parsed(), 3u);
+
+  clock_.AdvanceMs(5000);
+  ASSERT_TRUE(here_->Heartbeat(ids[1]).ok());
+  absl::StatusOr<FleetCache::View> second = cache.Get(store_.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->fleet.get(), first->fleet.get());
+  EXPECT_EQ(second->fleet->parsed(), 0u);
+  for (const std::string& id : ids) EXPECT_EQ(second->fleet->Find(id), first->fleet->Find(id)) << id;
+  EXPECT_GT(second->fleet->workers()[1].last_heartbeat_unix_ms, first->fleet->workers()[1].last_heartbeat_unix_ms);
+
+  v1::WorkerInfo changed = VectorAddWorker("c");
+  changed.set_worker_id(ids[2]);
+  ASSERT_TRUE(here_->RegisterWorker(changed).ok());
+  absl::StatusOr<FleetCache::View> third = cache.Get(store_.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->fleet->parsed(), 1u);
+  EXPECT_EQ(third->fleet->Find(ids[0]), first->fleet->Find(ids[0]));
+  const v1::WorkerInfo* c = third->fleet->Find(ids[2]);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c, first->fleet->Find(ids[2]));
+  ASSERT_EQ(c->catalog_size(), 1);
+  EXPECT_EQ(c->catalog(0).name(), "vector_add");
+  EXPECT_EQ(c->worker_id(), ids[2]);
+  // Its catalog counts as its own: two distinct catalogs now (rmsnorm's, vector_add's).
+  EXPECT_EQ(third->fleet->distinct_catalogs(), 2u);
+  EXPECT_EQ(second->fleet->distinct_catalogs(), 1u);
 }
 
 }  // namespace

@@ -36,5 +36,23 @@ TEST(RequestGate, DrainWaitsForTheRunningRequest) {
   request.join();
 }
 
+// The callback service moves a pass into the task that runs the call: the moved pass keeps its
+// admission (or refusal) and leaves the gate once, when the task ends.
+TEST(RequestGate, AMovedPassKeepsItsAdmissionAndLeavesOnce) {
+  RequestGate gate;
+  std::optional<RequestGate::Pass> moved;
+  {
+    RequestGate::Pass pass = gate.Enter();
+    moved.emplace(std::move(pass));
+  }  // The moved-from pass leaves nothing.
+  ASSERT_TRUE(*moved);
+  EXPECT_FALSE(gate.CloseAndDrain(absl::ZeroDuration()));  // Still in progress.
+  RequestGate::Pass refused = gate.Enter();
+  RequestGate::Pass refused_moved(std::move(refused));
+  EXPECT_FALSE(refused_moved);
+  moved.reset();
+  EXPECT_TRUE(gate.CloseAndDrain(absl::ZeroDuration()));
+}
+
 }  // namespace
 }  // namespace kbench::server

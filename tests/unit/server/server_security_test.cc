@@ -77,7 +77,7 @@ TEST(ServerSecurity, BadCombinationsNameTheirFlags) {
 }
 
 TEST(ServerSecurity, GuardWrapsTheServiceOnlyWithTokens) {
-  v1::Coordinator::Service inner;
+  v1::Coordinator::CallbackService inner;
   absl::StatusOr<std::unique_ptr<ServerSecurity>> plain = ServerSecurity::Make({}, "127.0.0.1:0");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ((*plain)->Guard(&inner), &inner);
