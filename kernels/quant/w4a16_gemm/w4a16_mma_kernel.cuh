@@ -9,7 +9,8 @@
 //          vector each, all requested before any math); needs groups % D == 0;
 //   PIPE   double-buffered batches: batch i+1 is requested before batch i's math, so a warp keeps
 //          its loads in flight through its own math instead of relying on other warps;
-//   MINB   __launch_bounds__ minimum blocks per SM (caps registers).
+//   MINB   __launch_bounds__ minimum blocks per SM (caps registers);
+//   PF     1: weight loads carry L2's 256-byte prefetch hint.
 // Needs K % 128 == 0 and 16-byte aligned A and W.
 #pragma once
 
@@ -23,9 +24,17 @@
 
 namespace kbench::kernels::w4a16 {
 
-// A streamed-once weight load: not kept in L1, where A's fragments are reused.
+// A streamed-once weight load: not kept in L1, where A's fragments are reused. PF: with L2's
+// 256-byte prefetch hint.
+template <int PF = 0>
 __device__ __forceinline__ uint4 LoadStream(const uint4* p) {
   uint4 v;
+  if constexpr (PF == 1) {
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
+  }
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
@@ -41,6 +50,12 @@ __device__ __forceinline__ uint4 LoadA(const __nv_bfloat16* p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
+}
+
+__device__ __forceinline__ uint32_t HMul2(uint32_t x, uint32_t y) {
+  __nv_bfloat162 a = *reinterpret_cast<__nv_bfloat162*>(&x), b = *reinterpret_cast<__nv_bfloat162*>(&y);
+  __nv_bfloat162 d = __hmul2(a, b);
+  return *reinterpret_cast<uint32_t*>(&d);
 }
 
 // D consecutive groups' scales (or zero points) of one row: D bf16 in one load.
@@ -83,7 +98,7 @@ struct W4Batch {
   typename W4Groups<D>::T s[MT][2], z[MT][2];
 };
 
-template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF>
 __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
     GemvMmaT(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
              const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
@@ -116,7 +131,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
 #pragma unroll
-        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * 4);
+        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream<PF>(wr[mt][r] + (j0 + d) * 4);
         b.s[mt][r] = __ldg(sr[mt][r] + j0 / D);
         b.z[mt][r] = __ldg(zr[mt][r] + j0 / D);
       }
@@ -127,7 +142,10 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int64_t ch = c0 + j0 + d;
-      float part[MT][NT][4] = {};
+      // NT >= 4: the scale multiplies each dequantized pair in bf16 (one rounding, as W_bf16 has) and
+      // the mmas accumulate into acc, since per-group partial sums of 4 NT registers a tile do not fit.
+      constexpr bool kBf16Scale = NT >= 4;
+      float part[kBf16Scale ? 1 : MT][kBf16Scale ? 1 : NT][4] = {};
       // NT <= 2: the chunk's A fragments requested together (4 NT registers each); wider M one u at a time.
       constexpr int kAhead = NT <= 2 ? 4 : 1;
       uint4 bfa[kAhead][NT];
@@ -152,28 +170,37 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
           const uint32_t z0 = PackBf16Pair(128.0f + GroupValue(b.z[mt][0], d));
           const uint32_t z1 = PackBf16Pair(128.0f + GroupValue(b.z[mt][1], d));
           const uint4 p0 = b.w[mt][0][d], p1 = b.w[mt][1][d];
+          uint32_t s0p = 0, s1p = 0;
+          if constexpr (kBf16Scale)
+            s0p = PackBf16Pair(GroupValue(b.s[mt][0], d)), s1p = PackBf16Pair(GroupValue(b.s[mt][1], d));
           const uint32_t wa = u == 0 ? p0.x : u == 1 ? p0.y : u == 2 ? p0.z : p0.w;
           const uint32_t wb = u == 0 ? p1.x : u == 1 ? p1.y : u == 2 ? p1.z : p1.w;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
-                                      HSub2(MagicPair(wa >> (8 * h + 4)), z0),
-                                      HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
+            uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
+                                HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
+            if constexpr (kBf16Scale) {
+              frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
+              frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
+            }
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt)
-              gemm::ptx::MmaBf16(part[mt][nt], frag, h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
+              gemm::ptx::MmaBf16(kBf16Scale ? acc[mt][nt] : part[kBf16Scale ? 0 : mt][kBf16Scale ? 0 : nt], frag,
+                                 h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
           }
         }
       }
+      if constexpr (!kBf16Scale) {
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const float s0 = GroupValue(b.s[mt][0], d), s1 = GroupValue(b.s[mt][1], d);
+        for (int mt = 0; mt < MT; ++mt) {
+          const float s0 = GroupValue(b.s[mt][0], d), s1 = GroupValue(b.s[mt][1], d);
 #pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          acc[mt][nt][0] = fmaf(s0, part[mt][nt][0], acc[mt][nt][0]);
-          acc[mt][nt][1] = fmaf(s0, part[mt][nt][1], acc[mt][nt][1]);
-          acc[mt][nt][2] = fmaf(s1, part[mt][nt][2], acc[mt][nt][2]);
-          acc[mt][nt][3] = fmaf(s1, part[mt][nt][3], acc[mt][nt][3]);
+          for (int nt = 0; nt < NT; ++nt) {
+            acc[mt][nt][0] = fmaf(s0, part[mt][nt][0], acc[mt][nt][0]);
+            acc[mt][nt][1] = fmaf(s0, part[mt][nt][1], acc[mt][nt][1]);
+            acc[mt][nt][2] = fmaf(s1, part[mt][nt][2], acc[mt][nt][2]);
+            acc[mt][nt][3] = fmaf(s1, part[mt][nt][3], acc[mt][nt][3]);
+          }
         }
       }
     }
@@ -229,7 +256,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 }
 
 // The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
-template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF = 0>
 struct GemvMmaShape {
   static constexpr int kThreads = 32 * SPLIT * WN;
   static constexpr int kRows = 16 * MT * WN;
@@ -241,7 +268,7 @@ struct GemvMmaShape {
   }
   template <int NT>
   static const void* Kernel() {
-    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB>);
+    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF>);
   }
   static const void* KernelFor(int64_t m) {
     if (m <= 8 || NTMAX < 2) return Kernel<1>();
@@ -255,7 +282,7 @@ struct GemvMmaShape {
   template <int NT>
   static void Go(unsigned grid, cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                  const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
-    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
+    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
   }
   // M must be <= 8 * NTMAX (the caller's skip_reason says so).
   static void Launch(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,

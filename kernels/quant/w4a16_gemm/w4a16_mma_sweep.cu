@@ -62,6 +62,8 @@ void AddW4a16MmaSweepVariants(OpDef& op) {
   AddShape<GemvMmaShape<2, 2, 1, 1, 2, true, 1>, 2>(op, "tmp_mma_m2s1_d2p");
   AddShape<GemvMmaShape<2, 2, 2, 1, 4, false, 1>, 2>(op, "tmp_mma_m2s2_d4");
   AddShape<GemvMmaShape<2, 2, 1, 4, 2, true, 1>, 2>(op, "tmp_mma_m2w4_d2p");
+  AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2, 1>, 2>(op, "tmp_mma_s4_d4p_pf");
+  AddShape<GemvMmaShape<2, 1, 1, 1, 4, true, 1, 1>, 2>(op, "tmp_mma_s1_d4p_pf");
   AddShape<GemvMmaShape<8, 1, 4, 1, 2, true, 1>, 8>(op, "tmp_mma8_s4_d2p");
   AddShape<GemvMmaShape<8, 1, 1, 4, 2, true, 1>, 8>(op, "tmp_mma8_w4_d2p");
   AddShape<GemvMmaShape<8, 2, 2, 2, 2, false, 1>, 8>(op, "tmp_mma8_m2s2w2_d2");
