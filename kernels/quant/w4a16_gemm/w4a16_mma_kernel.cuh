@@ -10,7 +10,9 @@
 //   PIPE   double-buffered batches: batch i+1 is requested before batch i's math, so a warp keeps
 //          its loads in flight through its own math instead of relying on other warps;
 //   MINB   __launch_bounds__ minimum blocks per SM (caps registers);
-//   PF     1: weight loads carry L2's 256-byte prefetch hint.
+//   PF     1: weight loads carry L2's 256-byte prefetch hint;
+//   ROLL   the loop over a chunk's four 32-k steps is not unrolled (always for NT >= 4): ptxas
+//          otherwise requests all four steps' A fragments at once, 16 NT registers.
 // Needs K % 128 == 0 and 16-byte aligned A and W.
 #pragma once
 
@@ -98,7 +100,7 @@ struct W4Batch {
   typename W4Groups<D>::T s[MT][2], z[MT][2];
 };
 
-template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF>
+template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF, bool ROLL>
 __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
     GemvMmaT(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
              const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
@@ -146,8 +148,9 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
       // the mmas accumulate into acc, since per-group partial sums of 4 NT registers a tile do not fit.
       constexpr bool kBf16Scale = NT >= 4;
       float part[kBf16Scale ? 1 : MT][kBf16Scale ? 1 : NT][4] = {};
-      // NT <= 2: the chunk's A fragments requested together (4 NT registers each); wider M one u at a time.
-      constexpr int kAhead = NT <= 2 ? 4 : 1;
+      // NT <= 2 (unless ROLL): the chunk's A fragments requested together (4 NT registers each);
+      // otherwise one u at a time.
+      constexpr int kAhead = NT <= 2 && !ROLL ? 4 : 1;
       uint4 bfa[kAhead][NT];
       const auto load_a = [&](int u, uint4(&dst)[NT]) {
 #pragma unroll
@@ -160,7 +163,9 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
         for (int u = 0; u < 4; ++u) load_a(u, bfa[u]);
       }
-#pragma unroll
+      // Wider M: a rolled loop over u, so that ptxas cannot hoist every u's A fragments (4 NT
+      // registers each) above the mmas.
+#pragma unroll(kAhead == 4 ? 4 : 1)
       for (int u = 0; u < 4; ++u) {
         // A row (8 nt + g) at k = 128ch + 32t + 8u .. +7: the B fragments of mmas (u, 0) and (u, 1).
         if constexpr (kAhead == 1) load_a(u, bfa[0]);
@@ -256,7 +261,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 }
 
 // The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
-template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF = 0>
+template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF = 0, bool ROLL = false>
 struct GemvMmaShape {
   static constexpr int kThreads = 32 * SPLIT * WN;
   static constexpr int kRows = 16 * MT * WN;
@@ -268,7 +273,7 @@ struct GemvMmaShape {
   }
   template <int NT>
   static const void* Kernel() {
-    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF>);
+    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF, ROLL>);
   }
   static const void* KernelFor(int64_t m) {
     if (m <= 8 || NTMAX < 2) return Kernel<1>();
@@ -282,7 +287,7 @@ struct GemvMmaShape {
   template <int NT>
   static void Go(unsigned grid, cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                  const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
-    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
+    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF, ROLL><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
   }
   // M must be <= 8 * NTMAX (the caller's skip_reason says so).
   static void Launch(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,

@@ -50,7 +50,7 @@ void AddShape(OpDef& op, const char* name) {
 }  // namespace
 
 void AddW4a16MmaSweepVariants(OpDef& op) {
-  //                      NTMAX MT SPLIT WN D PIPE MINB
+  //                      NTMAX MT SPLIT WN D PIPE MINB PF ROLL
   AddShape<GemvMmaShape<2, 1, 4, 1, 8, false, 2>, 2>(op, "tmp_mma_s4_d8");
   AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2>, 2>(op, "tmp_mma_s4_d4p");
   AddShape<GemvMmaShape<2, 1, 8, 1, 4, false, 1>, 2>(op, "tmp_mma_s8_d4");
@@ -64,9 +64,14 @@ void AddW4a16MmaSweepVariants(OpDef& op) {
   AddShape<GemvMmaShape<2, 2, 1, 4, 2, true, 1>, 2>(op, "tmp_mma_m2w4_d2p");
   AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2, 1>, 2>(op, "tmp_mma_s4_d4p_pf");
   AddShape<GemvMmaShape<2, 1, 1, 1, 4, true, 1, 1>, 2>(op, "tmp_mma_s1_d4p_pf");
+  AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 3, 0, true>, 2>(op, "tmp_mma_s4_d4p_r");
+  AddShape<GemvMmaShape<2, 1, 2, 1, 4, true, 4, 0, true>, 2>(op, "tmp_mma_s2_d4p_r");
+  AddShape<GemvMmaShape<2, 1, 1, 1, 8, true, 1, 0, true>, 2>(op, "tmp_mma_s1_d8p_r");
+  AddShape<GemvMmaShape<2, 2, 1, 4, 2, true, 1, 0, true>, 2>(op, "tmp_mma_m2w4_d2p_r");
   AddShape<GemvMmaShape<8, 1, 4, 1, 2, true, 1>, 8>(op, "tmp_mma8_s4_d2p");
   AddShape<GemvMmaShape<8, 1, 1, 4, 2, true, 1>, 8>(op, "tmp_mma8_w4_d2p");
   AddShape<GemvMmaShape<8, 2, 2, 2, 2, false, 1>, 8>(op, "tmp_mma8_m2s2w2_d2");
+  AddShape<GemvMmaShape<8, 1, 8, 1, 2, false, 1>, 8>(op, "tmp_mma8_s8_d2");
 }
 
 }  // namespace kbench::kernels::w4a16
