@@ -9,6 +9,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_mma_bulk.cuh"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
 
 namespace kbench::kernels::w4a16 {
@@ -47,9 +48,58 @@ void AddShape(OpDef& op, const char* name) {
   op.variants.push_back(std::move(v));
 }
 
+template <int NT, int C, int R, int CH>
+int LaunchBulk(const W4Args& g, cudaStream_t s) {
+  static int sms = 0;
+  constexpr int kSmem = BulkSmemBytes<NT, C, R, CH>();
+  const void* f = reinterpret_cast<const void*>(&GemvMmaBulk<NT, C, R, CH>);
+  static bool attr = false;
+  if (!attr) {
+    int dev = 0;
+    KB_CUDA_TRY(cudaGetDevice(&dev));
+    KB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    KB_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    attr = true;
+  }
+  GemvMmaBulk<NT, C, R, CH><<<sms, 32 * (C + 1), kSmem, s>>>(
+      static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros),
+      static_cast<bf16*>(g.c), g.m, g.n, g.k);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <int C, int R, int CH>
+void AddBulk(OpDef& op, const char* name) {
+  Variant v{
+      .name = name,
+      .description = "temporary: bulk-copy-fed tensor-core GEMV",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 90,
+  };
+  v.skip_reason = [](const Problem& p) -> std::string { return p.dim("M") > 16 ? "M > 16" : ""; };
+  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
+    const W4Args g = ArgsOf(p, t);
+    const cudaStream_t s = cuda::AsStream(stream);
+    int rc = 0;
+    if (HandleDegenerate(g, s, &rc)) return rc;
+    const auto al = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+    if (g.k % (kW4Group * CH) != 0 || !al(g.a) || !al(g.w) || !al(g.scales) || !al(g.zeros))
+      return g.m <= 8 ? LaunchW4GemvMagic(g, s) : LaunchW4GemvDequant(g, s);
+    return g.m <= 8 ? LaunchBulk<1, C, R, CH>(g, s) : LaunchBulk<2, C, R, CH>(g, s);
+  };
+  v.launches = [](const Problem& p) -> std::vector<LaunchInfo> {
+    const void* f = p.dim("M") <= 8 ? (const void*)&GemvMmaBulk<1, C, R, CH> : (const void*)&GemvMmaBulk<2, C, R, CH>;
+    return {{"GemvMmaBulk", f, 32 * (C + 1), BulkSmemBytes<2, C, R, CH>()}};
+  };
+  op.variants.push_back(std::move(v));
+}
+
 }  // namespace
 
 void AddW4a16MmaSweepVariants(OpDef& op) {
+  AddBulk<4, 4, 8>(op, "tmp_bulk_c4r4");
+  AddBulk<8, 2, 8>(op, "tmp_bulk_c8r2");
   //                      NTMAX MT SPLIT WN D PIPE MINB PF ROLL
   AddShape<GemvMmaShape<2, 1, 4, 1, 8, false, 2>, 2>(op, "tmp_mma_s4_d8");
   AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2>, 2>(op, "tmp_mma_s4_d4p");
