@@ -31,16 +31,22 @@
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_smem.cuh"
 
 namespace kbench::kernels::w4a16 {
 namespace {
 
 using bf16 = __nv_bfloat16;
 
-// Shapes (NTMAX, MT, SPLIT, WN, D, PIPE, MINB, PF, ROLL): see w4a16_mma_kernel.cuh.
-using Narrow = GemvMmaShape<2, 1, 4, 1, 4, true, 2>;   // M <= 16  (PLACEHOLDER until request 1)
-using Wide = GemvMmaShape<8, 1, 4, 1, 2, true, 1>;     // 16 < M <= 64 (PLACEHOLDER)
-using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;  // any group count
+// M <= 8: the register-fed template, 4 warps a block on 16 rows each over all of K, batches of 4
+// chunks double-buffered (request 1's fastest at M = 1). M > 8: A staged in shared memory by blocks
+// of 8 warps (128 rows), slabs of 4 chunks (M <= 16) or 2 (M <= 64). Any group count: the template
+// with one-group batches.
+using Narrow = GemvMmaShape<1, 1, 1, 4, 4, true, 1>;
+using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;
+constexpr int kSmemWarps = 8;
+using SlabTakes4 = GemvMmaShape<1, 1, 1, 1, 4, false, 1>;  // only its Takes: whole 4-group batches
+using SlabTakes2 = GemvMmaShape<1, 1, 1, 1, 2, false, 1>;
 
 struct Ptrs {
   const bf16 *a, *sc, *z;
@@ -71,10 +77,14 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   const cudaStream_t s = cuda::AsStream(stream);
   int rc = 0;
   if (HandleDegenerate(g, s, &rc)) return rc;
-  if (g.m <= 16 && Narrow::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
-    Go<Narrow, 1, 2>(g, s);
-  } else if (g.m > 16 && Wide::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
-    Go<Wide, 4, 8>(g, s);
+  const Ptrs q = PtrsOf(g);
+  if (g.m <= 8 && Narrow::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
+    Go<Narrow, 1, 1>(g, s);
+  } else if (g.m > 8 && g.m <= 16 && SlabTakes4::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
+    return LaunchGemvMmaSmemA<2, kSmemWarps, 4>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k);
+  } else if (g.m > 16 && SlabTakes2::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
+    return g.m <= 32 ? LaunchGemvMmaSmemA<4, kSmemWarps, 2>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k)
+                     : LaunchGemvMmaSmemA<8, kSmemWarps, 2>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k);
   } else if (OneGroup::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
     Go<OneGroup, 1, 8>(g, s);
   } else {
@@ -94,11 +104,12 @@ std::string SkipV4(const Problem& p) {
 // The kernel of the aligned path (the one timed on the presets).
 std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
-  const void* f = m <= 8    ? Narrow::Kernel<1>()
-                  : m <= 16 ? Narrow::Kernel<2>()
-                  : m <= 32 ? Wide::Kernel<4>()
-                            : Wide::Kernel<8>();
-  return {{"GemvMmaT", f, m <= 16 ? Narrow::kThreads : Wide::kThreads, 0}};
+  if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
+  const void* f = m <= 16   ? (const void*)&GemvMmaSmemA<2, kSmemWarps, 4, 1>
+                  : m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1>
+                            : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1>;
+  const int64_t smem = m <= 16 ? 2 * SmemASlabBytes<2, 4>() : m <= 32 ? 2 * SmemASlabBytes<4, 2>() : 2 * SmemASlabBytes<8, 2>();
+  return {{"GemvMmaSmemA", f, 32 * kSmemWarps, smem}};
 }
 
 }  // namespace

@@ -11,42 +11,16 @@
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_mma_bulk.cuh"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_smem.cuh"
 
 namespace kbench::kernels::w4a16 {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-template <typename S, int NTMAX>
-void AddShape(OpDef& op, const char* name) {
-  Variant v{
-      .name = name,
-      .description = "temporary: a shape of the tensor-core GEMV template",
-      .backend = Backend::kCuda,
-      .dtypes = {Dtype::kBF16},
-      .min_compute_capability = 80,
-  };
-  v.skip_reason = [](const Problem& p) -> std::string {
-    if (p.dim("M") > 8 * NTMAX) return "M > " + std::to_string(8 * NTMAX);
-    return "";
-  };
-  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
-    const W4Args g = ArgsOf(p, t);
-    const cudaStream_t s = cuda::AsStream(stream);
-    int rc = 0;
-    if (HandleDegenerate(g, s, &rc)) return rc;
-    if (!S::Takes(g.a, g.w, g.scales, g.zeros, g.k))
-      return g.m <= 8 ? LaunchW4GemvMagic(g, s) : g.m <= 16 ? LaunchW4GemvDequant(g, s) : LaunchW4DequantThenGemm(g, s);
-    S::Launch(s, static_cast<const bf16*>(g.a), g.w, static_cast<const bf16*>(g.scales),
-              static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c), g.m, g.n, g.k);
-    KB_LAUNCH_CHECK();
-    return 0;
-  };
-  v.launches = [](const Problem& p) -> std::vector<LaunchInfo> {
-    return {{"GemvMmaT", S::KernelFor(p.dim("M")), S::kThreads, 0}};
-  };
-  op.variants.push_back(std::move(v));
-}
+const bf16* A(const W4Args& g) { return static_cast<const bf16*>(g.a); }
+const bf16* Sc(const W4Args& g) { return static_cast<const bf16*>(g.scales); }
+const bf16* Z(const W4Args& g) { return static_cast<const bf16*>(g.zeros); }
+bf16* C(const W4Args& g) { return static_cast<bf16*>(g.c); }
 
 template <int NT, int C, int R, int CH>
 int LaunchBulk(const W4Args& g, cudaStream_t s) {
@@ -95,33 +69,80 @@ void AddBulk(OpDef& op, const char* name) {
   op.variants.push_back(std::move(v));
 }
 
+// D = 4 chunks a slab up to M = 16, 2 above (the slab of 64 rows of A is 32 KB).
+template <int WN>
+void AddSmemA(OpDef& op, const char* name) {
+  Variant v{
+      .name = name,
+      .description = "temporary: tensor-core GEMV with A staged in shared memory",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 80,
+  };
+  v.skip_reason = [](const Problem& p) -> std::string { return p.dim("M") > 64 ? "M > 64" : ""; };
+  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
+    const W4Args g = ArgsOf(p, t);
+    const cudaStream_t s = cuda::AsStream(stream);
+    int rc = 0;
+    if (HandleDegenerate(g, s, &rc)) return rc;
+    const bool small = g.m <= 16;
+    if (!(small ? GemvMmaShape<2, 1, 1, 1, 4, false, 1>::Takes(g.a, g.w, g.scales, g.zeros, g.k)
+                : GemvMmaShape<2, 1, 1, 1, 2, false, 1>::Takes(g.a, g.w, g.scales, g.zeros, g.k)))
+      return g.m <= 8 ? LaunchW4GemvMagic(g, s) : g.m <= 16 ? LaunchW4GemvDequant(g, s) : LaunchW4DequantThenGemm(g, s);
+    if (g.m <= 8) return LaunchGemvMmaSmemA<1, WN, 4>(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+    if (g.m <= 16) return LaunchGemvMmaSmemA<2, WN, 4>(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+    if (g.m <= 32) return LaunchGemvMmaSmemA<4, WN, 2>(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+    return LaunchGemvMmaSmemA<8, WN, 2>(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+  };
+  v.launches = [](const Problem& p) -> std::vector<LaunchInfo> {
+    const int64_t m = p.dim("M");
+    const void* f = m <= 8    ? (const void*)&GemvMmaSmemA<1, WN, 4, 1>
+                    : m <= 16 ? (const void*)&GemvMmaSmemA<2, WN, 4, 1>
+                    : m <= 32 ? (const void*)&GemvMmaSmemA<4, WN, 2, 1>
+                              : (const void*)&GemvMmaSmemA<8, WN, 2, 1>;
+    const int64_t smem = m <= 8    ? 2 * SmemASlabBytes<1, 4>()
+                         : m <= 16 ? 2 * SmemASlabBytes<2, 4>()
+                         : m <= 32 ? 2 * SmemASlabBytes<4, 2>()
+                                   : 2 * SmemASlabBytes<8, 2>();
+    return {{"GemvMmaSmemA", f, 32 * WN, smem}};
+  };
+  op.variants.push_back(std::move(v));
+}
+
+// v4's M <= 8 shape with L2's 256-byte prefetch hint on the weight loads.
+void AddPrefetchShape(OpDef& op) {
+  using S = GemvMmaShape<1, 1, 1, 4, 4, true, 1, 1>;
+  Variant v{
+      .name = "tmp_mma_w4_d4p_pf",
+      .description = "temporary: v4's M <= 8 shape, weight loads with the L2::256B prefetch hint",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 80,
+  };
+  v.skip_reason = [](const Problem& p) -> std::string { return p.dim("M") > 8 ? "M > 8" : ""; };
+  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
+    const W4Args g = ArgsOf(p, t);
+    const cudaStream_t s = cuda::AsStream(stream);
+    int rc = 0;
+    if (HandleDegenerate(g, s, &rc)) return rc;
+    if (!S::Takes(g.a, g.w, g.scales, g.zeros, g.k)) return LaunchW4GemvMagic(g, s);
+    S::Launch(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+    KB_LAUNCH_CHECK();
+    return 0;
+  };
+  v.launches = [](const Problem&) -> std::vector<LaunchInfo> {
+    return {{"GemvMmaT", S::Kernel<1>(), S::kThreads, 0}};
+  };
+  op.variants.push_back(std::move(v));
+}
+
 }  // namespace
 
 void AddW4a16MmaSweepVariants(OpDef& op) {
+  AddPrefetchShape(op);
+  AddSmemA<4>(op, "tmp_smem_w4");
   AddBulk<4, 4, 8>(op, "tmp_bulk_c4r4");
   AddBulk<8, 2, 8>(op, "tmp_bulk_c8r2");
-  //                      NTMAX MT SPLIT WN D PIPE MINB PF ROLL
-  AddShape<GemvMmaShape<2, 1, 4, 1, 8, false, 2>, 2>(op, "tmp_mma_s4_d8");
-  AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2>, 2>(op, "tmp_mma_s4_d4p");
-  AddShape<GemvMmaShape<2, 1, 8, 1, 4, false, 1>, 2>(op, "tmp_mma_s8_d4");
-  AddShape<GemvMmaShape<2, 1, 1, 1, 4, true, 1>, 2>(op, "tmp_mma_s1_d4p");
-  AddShape<GemvMmaShape<2, 1, 1, 1, 8, true, 1>, 2>(op, "tmp_mma_s1_d8p");
-  AddShape<GemvMmaShape<2, 1, 2, 1, 4, true, 1>, 2>(op, "tmp_mma_s2_d4p");
-  AddShape<GemvMmaShape<2, 1, 1, 4, 4, true, 1>, 2>(op, "tmp_mma_w4_d4p");
-  AddShape<GemvMmaShape<2, 1, 2, 2, 4, true, 1>, 2>(op, "tmp_mma_s2w2_d4p");
-  AddShape<GemvMmaShape<2, 2, 1, 1, 2, true, 1>, 2>(op, "tmp_mma_m2s1_d2p");
-  AddShape<GemvMmaShape<2, 2, 2, 1, 4, false, 1>, 2>(op, "tmp_mma_m2s2_d4");
-  AddShape<GemvMmaShape<2, 2, 1, 4, 2, true, 1>, 2>(op, "tmp_mma_m2w4_d2p");
-  AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 2, 1>, 2>(op, "tmp_mma_s4_d4p_pf");
-  AddShape<GemvMmaShape<2, 1, 1, 1, 4, true, 1, 1>, 2>(op, "tmp_mma_s1_d4p_pf");
-  AddShape<GemvMmaShape<2, 1, 4, 1, 4, true, 3, 0, true>, 2>(op, "tmp_mma_s4_d4p_r");
-  AddShape<GemvMmaShape<2, 1, 2, 1, 4, true, 4, 0, true>, 2>(op, "tmp_mma_s2_d4p_r");
-  AddShape<GemvMmaShape<2, 1, 1, 1, 8, true, 1, 0, true>, 2>(op, "tmp_mma_s1_d8p_r");
-  AddShape<GemvMmaShape<2, 2, 1, 4, 2, true, 1, 0, true>, 2>(op, "tmp_mma_m2w4_d2p_r");
-  AddShape<GemvMmaShape<8, 1, 4, 1, 2, true, 1>, 8>(op, "tmp_mma8_s4_d2p");
-  AddShape<GemvMmaShape<8, 1, 1, 4, 2, true, 1>, 8>(op, "tmp_mma8_w4_d2p");
-  AddShape<GemvMmaShape<8, 2, 2, 2, 2, false, 1>, 8>(op, "tmp_mma8_m2s2w2_d2");
-  AddShape<GemvMmaShape<8, 1, 8, 1, 2, false, 1>, 8>(op, "tmp_mma8_s8_d2");
 }
 
 }  // namespace kbench::kernels::w4a16
