@@ -11,6 +11,7 @@
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_mma_bulk.cuh"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_ring.cuh"
 #include "quant/w4a16_gemm/w4a16_mma_smem.cuh"
 
 namespace kbench::kernels::w4a16 {
@@ -109,6 +110,72 @@ void AddSmemA(OpDef& op, const char* name) {
   op.variants.push_back(std::move(v));
 }
 
+template <int NT, int D, int S, int WN>
+int LaunchRing(const W4Args& g, cudaStream_t s) {
+  constexpr int kSmem = RingSmemBytes<D, S, WN>();
+  const void* f = reinterpret_cast<const void*>(&GemvMmaRing<NT, D, S, WN>);
+  static const cudaError_t attr = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (attr != cudaSuccess) return static_cast<int>(attr);
+  GemvMmaRing<NT, D, S, WN><<<static_cast<unsigned>(cuda::CeilDiv(g.n, 16 * WN)), 32 * WN, kSmem, s>>>(
+      A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+template <int D, int S, int WN>
+void AddRing(OpDef& op, const char* name) {
+  Variant v{
+      .name = name,
+      .description = "temporary: tensor-core GEMV, each warp's weights through a private cp.async ring",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 80,
+  };
+  v.skip_reason = [](const Problem& p) -> std::string { return p.dim("M") > 16 ? "M > 16" : ""; };
+  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
+    const W4Args g = ArgsOf(p, t);
+    const cudaStream_t s = cuda::AsStream(stream);
+    int rc = 0;
+    if (HandleDegenerate(g, s, &rc)) return rc;
+    const auto al = [](const void* q, uintptr_t b) { return reinterpret_cast<uintptr_t>(q) % b == 0; };
+    if (g.k % (kW4Group * D) != 0 || !al(g.a, 16) || !al(g.w, 16) || !al(g.scales, 8) || !al(g.zeros, 8))
+      return g.m <= 8 ? LaunchW4GemvMagic(g, s) : LaunchW4GemvDequant(g, s);
+    return g.m <= 8 ? LaunchRing<1, D, S, WN>(g, s) : LaunchRing<2, D, S, WN>(g, s);
+  };
+  v.launches = [](const Problem& p) -> std::vector<LaunchInfo> {
+    const void* f = p.dim("M") <= 8 ? (const void*)&GemvMmaRing<1, D, S, WN> : (const void*)&GemvMmaRing<2, D, S, WN>;
+    return {{"GemvMmaRing", f, 32 * WN, RingSmemBytes<D, S, WN>()}};
+  };
+  op.variants.push_back(std::move(v));
+}
+
+// Request 1's best shape at M = 16 (the template, 4 warps splitting K, 8-chunk batches at once).
+void AddS4D8(OpDef& op) {
+  using S = GemvMmaShape<2, 1, 4, 1, 8, false, 2>;
+  Variant v{
+      .name = "tmp_mma_s4_d8",
+      .description = "temporary: the template with 4 warps splitting K and 8-chunk batches",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 80,
+  };
+  v.skip_reason = [](const Problem& p) -> std::string { return p.dim("M") > 16 ? "M > 16" : ""; };
+  v.run_cuda = [](const Problem& p, std::span<const Tensor> t, void* stream) -> int {
+    const W4Args g = ArgsOf(p, t);
+    const cudaStream_t s = cuda::AsStream(stream);
+    int rc = 0;
+    if (HandleDegenerate(g, s, &rc)) return rc;
+    if (!S::Takes(g.a, g.w, g.scales, g.zeros, g.k)) return g.m <= 8 ? LaunchW4GemvMagic(g, s) : LaunchW4GemvDequant(g, s);
+    S::Launch(s, A(g), g.w, Sc(g), Z(g), C(g), g.m, g.n, g.k);
+    KB_LAUNCH_CHECK();
+    return 0;
+  };
+  v.launches = [](const Problem& p) -> std::vector<LaunchInfo> {
+    return {{"GemvMmaT", S::KernelFor(p.dim("M")), S::kThreads, 0}};
+  };
+  op.variants.push_back(std::move(v));
+}
+
 // v4's M <= 8 shape with L2's 256-byte prefetch hint on the weight loads.
 void AddPrefetchShape(OpDef& op) {
   using S = GemvMmaShape<1, 1, 1, 4, 4, true, 1, 1>;
@@ -140,6 +207,10 @@ void AddPrefetchShape(OpDef& op) {
 
 void AddW4a16MmaSweepVariants(OpDef& op) {
   AddPrefetchShape(op);
+  AddS4D8(op);
+  AddRing<4, 4, 4>(op, "tmp_ring_d4s4w4");
+  AddRing<4, 6, 2>(op, "tmp_ring_d4s6w2");
+  AddRing<4, 8, 2>(op, "tmp_ring_d4s8w2");
   AddSmemA<4>(op, "tmp_smem_w4");
   AddBulk<4, 4, 8>(op, "tmp_bulk_c4r4");
   AddBulk<8, 2, 8>(op, "tmp_bulk_c8r2");
