@@ -59,6 +59,5 @@ void AddW4a16DequantVariants(OpDef& op);   // w4a16_gemm_cuda.cu: cuda_v1_dequan
 void AddW4a16GemvVariants(OpDef& op);      // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic
 void AddW4a16MmaGemvVariant(OpDef& op);    // w4a16_mma_gemv.cu: cuda_v4_mma_gemv
 void AddW4a16BaselineVariants(OpDef& op);  // w4a16_gemm_cuda.cu: cublas_bf16
-void AddW4a16MmaSweepVariants(OpDef& op);  // w4a16_mma_sweep.cu: TEMPORARY shapes of the mma GEMV
 
 }  // namespace kbench::kernels::w4a16

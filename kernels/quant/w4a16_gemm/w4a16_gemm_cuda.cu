@@ -257,7 +257,6 @@ void AddW4a16GemmCudaVariants(OpDef& op) {
   w4a16::AddW4a16GemvVariants(op);
   w4a16::AddW4a16MmaGemvVariant(op);
   w4a16::AddW4a16BaselineVariants(op);
-  w4a16::AddW4a16MmaSweepVariants(op);
 }
 
 }  // namespace kbench::kernels

@@ -13,11 +13,11 @@
 // Computing C^T = W A^T puts M on the mma's n = 8 side: one mma per (u, h) and n8 tile of M (1, 2, 4
 // or 8 tiles for M <= 8, 16, 32, 64); columns past M read zeros and are not stored.
 //
-// The kernel is w4a16_mma_kernel.cuh's template; the shapes below are the ones GPU request 1's sweep
-// of it measured fastest (GEMM_README.md, Performance). What decides the speed at M = 1 is keeping
-// the weight stream in flight: each warp requests a batch of D chunks (weights, and the batch's
-// scales and zero points as one vector load a row) and, double-buffered, requests the next batch
-// before the current one's math, so no warp waits for DRAM with nothing requested.
+// Two kernels, chosen by GPU measurements (GEMM_README.md, Performance): M <= 8 runs the register-fed
+// template (w4a16_mma_kernel.cuh), one warp a 16-row tile over all of K, each warp requesting its
+// next batch of 4 chunks (weights, and the batch's scales and zero points as one vector load a row)
+// before the current batch's math; M > 8 stages A in shared memory for 128-row blocks
+// (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight rows.
 //
 // Needs K % 128 == 0 and 16-byte aligned A and W; problems whose group count is not a whole number of
 // batches (or whose scales are not aligned to them) take the same kernel with one-group batches;

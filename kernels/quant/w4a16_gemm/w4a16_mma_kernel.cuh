@@ -9,10 +9,9 @@
 //          vector each, all requested before any math); needs groups % D == 0;
 //   PIPE   double-buffered batches: batch i+1 is requested before batch i's math, so a warp keeps
 //          its loads in flight through its own math instead of relying on other warps;
-//   MINB   __launch_bounds__ minimum blocks per SM (caps registers);
-//   PF     1: weight loads carry L2's 256-byte prefetch hint;
-//   ROLL   the loop over a chunk's four 32-k steps is not unrolled (always for NT >= 4): ptxas
-//          otherwise requests all four steps' A fragments at once, 16 NT registers.
+//   MINB   __launch_bounds__ minimum blocks per SM (caps registers).
+// For NT >= 4 the loop over a chunk's four 32-k steps is not unrolled: ptxas otherwise requests all
+// four steps' A fragments at once (16 NT registers) and spills.
 // Needs K % 128 == 0 and 16-byte aligned A and W.
 #pragma once
 
@@ -26,17 +25,10 @@
 
 namespace kbench::kernels::w4a16 {
 
-// A streamed-once weight load: not kept in L1, where A's fragments are reused. PF: with L2's
-// 256-byte prefetch hint.
-template <int PF = 0>
+// A streamed-once weight load: not kept in L1, where A's fragments are reused. (L2's 256-byte
+// prefetch hint on it measured no different at M = 1: 15.23 against 15.42 us.)
 __device__ __forceinline__ uint4 LoadStream(const uint4* p) {
   uint4 v;
-  if constexpr (PF == 1) {
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-    return v;
-  }
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
@@ -100,7 +92,7 @@ struct W4Batch {
   typename W4Groups<D>::T s[MT][2], z[MT][2];
 };
 
-template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF, bool ROLL>
+template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
 __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
     GemvMmaT(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
              const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
@@ -133,7 +125,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
 #pragma unroll
-        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream<PF>(wr[mt][r] + (j0 + d) * 4);
+        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * 4);
         b.s[mt][r] = __ldg(sr[mt][r] + j0 / D);
         b.z[mt][r] = __ldg(zr[mt][r] + j0 / D);
       }
@@ -148,9 +140,9 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
       // the mmas accumulate into acc, since per-group partial sums of 4 NT registers a tile do not fit.
       constexpr bool kBf16Scale = NT >= 4;
       float part[kBf16Scale ? 1 : MT][kBf16Scale ? 1 : NT][4] = {};
-      // NT <= 2 (unless ROLL): the chunk's A fragments requested together (4 NT registers each);
-      // otherwise one u at a time.
-      constexpr int kAhead = NT <= 2 && !ROLL ? 4 : 1;
+      // NT <= 2: the chunk's A fragments requested together (4 NT registers each); wider M one u at
+      // a time.
+      constexpr int kAhead = NT <= 2 ? 4 : 1;
       uint4 bfa[kAhead][NT];
       const auto load_a = [&](int u, uint4(&dst)[NT]) {
 #pragma unroll
@@ -261,7 +253,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 }
 
 // The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
-template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, int PF = 0, bool ROLL = false>
+template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
 struct GemvMmaShape {
   static constexpr int kThreads = 32 * SPLIT * WN;
   static constexpr int kRows = 16 * MT * WN;
@@ -273,7 +265,7 @@ struct GemvMmaShape {
   }
   template <int NT>
   static const void* Kernel() {
-    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF, ROLL>);
+    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB>);
   }
   static const void* KernelFor(int64_t m) {
     if (m <= 8 || NTMAX < 2) return Kernel<1>();
@@ -287,7 +279,7 @@ struct GemvMmaShape {
   template <int NT>
   static void Go(unsigned grid, cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                  const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
-    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, PF, ROLL><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
+    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
   }
   // M must be <= 8 * NTMAX (the caller's skip_reason says so).
   static void Launch(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
