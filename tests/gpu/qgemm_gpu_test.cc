@@ -57,7 +57,10 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
   if (op.name == "w4a16_gemm") {
     // M = 8 (the widest GEMV instantiation, one n8 tile of cuda_v4); M = 12, 24, 40, 64 (v4's 2, 4 and
     // 8 n8 tiles, partly used); K % 32 == 0 with a partial group (4128 = 32 * 129); a decode row over
-    // 2048 outputs; N off v4's 16 rows. (The ci and decode shapes are checked in QgemmLarge.)
+    // 2048 outputs; N off v4's 16 rows. cuda_v4's K split and load batches: an odd number of groups
+    // (1152, 384: batches of one group), K = 256 (warps of the split with no k at all), M = 33 and
+    // N = 72 (a block's last rows past N), 2048 over a 7-row A. (The ci and decode shapes are checked
+    // in QgemmLarge.)
     for (auto [m, n, k] : {std::tuple{8, 1024, 4096},
                            {12, 520, 1024},
                            {5, 300, 4128},
@@ -65,7 +68,12 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
                            {3, 1000, 512},
                            {24, 264, 1024},
                            {40, 520, 512},
-                           {64, 136, 1152}})
+                           {64, 136, 1152},
+                           {16, 200, 384},
+                           {33, 72, 768},
+                           {64, 136, 1024},
+                           {2, 4099, 256},
+                           {7, 264, 2048}})
       out.push_back(Shape(op, m, n, k));
   } else {
     // Whole tiles; K % 128 != 0; K shorter than one k tile; 9 x 20 tiles (more than the SMs, so

@@ -150,41 +150,58 @@ std::vector<LaunchInfo> LaunchesDequant(const Problem&) {
 std::vector<LaunchInfo> NoOwnKernels(const Problem&) { return {}; }
 
 // ---- fp64 device reference ----------------------------------------------------------------------
-constexpr int kRefTile = 16;
+constexpr int kRefThreads = 16;                       // a block is 16 x 16 threads
+constexpr int kRefMicro = 4;                          // each computing 4 x 4 elements of C
+constexpr int kRefTile = kRefThreads * kRefMicro;     // 64 x 64 elements of C a block
+constexpr int kRefK = 16;                             // k a shared-memory step
 
-// Block (16, 16), one thread per C element of a 16x16 tile, the weights dequantized in the tile loads
-// exactly as the CPU reference does; summed in ascending k like it, so the two agree to rounding.
-__global__ void __launch_bounds__(kRefTile* kRefTile)
+// Thread (tx, ty) computes C rows m0 + ty + 16i and columns n0 + tx + 16j (i, j < 4), the weights
+// dequantized in the tile loads exactly as the CPU reference does; each element summed in ascending
+// k like it, so the two agree to rounding. (Register tiles: the prefill shapes' 10^11 fp64 FMAs.)
+__global__ void __launch_bounds__(kRefThreads* kRefThreads)
     W4a16ReferenceF64(const bf16* __restrict__ a, const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
                       const bf16* __restrict__ zeros, double* __restrict__ c, int64_t m, int64_t n, int64_t k) {
-  __shared__ double as[kRefTile][kRefTile];
-  __shared__ double ws[kRefTile][kRefTile];
-  const int tx = threadIdx.x, ty = threadIdx.y;
+  __shared__ double as[kRefTile][kRefK + 1];  // [row of A][k]
+  __shared__ double ws[kRefK][kRefTile + 1];  // [k][weight row]
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kRefThreads + tx;
   const int64_t words = k / kW4PerWord, groups = (k + kW4Group - 1) / kW4Group;
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * kRefTile + tx;
-  const int64_t wrow = static_cast<int64_t>(blockIdx.x) * kRefTile + ty;  // weight row this thread loads
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kRefTile;
   const int64_t tiles_m = (m + kRefTile - 1) / kRefTile;
   for (int64_t tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
-    const int64_t row = tile_m * kRefTile + ty;
-    double acc = 0.0;
-    for (int64_t k0 = 0; k0 < k; k0 += kRefTile) {
-      const int64_t kk = k0 + tx;
-      as[ty][tx] = row < m && kk < k ? static_cast<double>(__bfloat162float(a[row * k + kk])) : 0.0;
-      double v = 0.0;
-      if (wrow < n && kk < k) {
-        const uint32_t word = w[wrow * words + kk / kW4PerWord];
-        const int64_t g = wrow * groups + kk / kW4Group;
-        v = (static_cast<double>((word >> (4 * W4Nibble(static_cast<int>(kk % kW4PerWord)))) & 0xfu) -
-             static_cast<double>(__bfloat162float(zeros[g]))) *
-            static_cast<double>(__bfloat162float(scales[g]));
+    const int64_t m0 = tile_m * kRefTile;
+    double acc[kRefMicro][kRefMicro] = {};
+    for (int64_t k0 = 0; k0 < k; k0 += kRefK) {
+#pragma unroll
+      for (int i = 0; i < kRefTile * kRefK / (kRefThreads * kRefThreads); ++i) {
+        const int e = tid + i * kRefThreads * kRefThreads, r = e / kRefK, q = e % kRefK;
+        const int64_t row = m0 + r, wrow = n0 + r, kk = k0 + q;
+        as[r][q] = row < m && kk < k ? static_cast<double>(__bfloat162float(a[row * k + kk])) : 0.0;
+        double v = 0.0;
+        if (wrow < n && kk < k) {
+          const uint32_t word = w[wrow * words + kk / kW4PerWord];
+          const int64_t g = wrow * groups + kk / kW4Group;
+          v = (static_cast<double>((word >> (4 * W4Nibble(static_cast<int>(kk % kW4PerWord)))) & 0xfu) -
+               static_cast<double>(__bfloat162float(zeros[g]))) *
+              static_cast<double>(__bfloat162float(scales[g]));
+        }
+        ws[q][r] = v;
       }
-      ws[tx][ty] = v;  // ws[k][n]
       __syncthreads();
 #pragma unroll
-      for (int q = 0; q < kRefTile; ++q) acc += as[ty][q] * ws[q][tx];
+      for (int q = 0; q < kRefK; ++q)
+#pragma unroll
+        for (int i = 0; i < kRefMicro; ++i)
+#pragma unroll
+          for (int j = 0; j < kRefMicro; ++j) acc[i][j] += as[ty + kRefThreads * i][q] * ws[q][tx + kRefThreads * j];
       __syncthreads();
     }
-    if (row < m && col < n) c[row * n + col] = acc;
+#pragma unroll
+    for (int i = 0; i < kRefMicro; ++i)
+#pragma unroll
+      for (int j = 0; j < kRefMicro; ++j) {
+        const int64_t row = m0 + ty + kRefThreads * i, col = n0 + tx + kRefThreads * j;
+        if (row < m && col < n) c[row * n + col] = acc[i][j];
+      }
   }
 }
 
@@ -196,7 +213,7 @@ int RunReferenceF64(const Problem& p, std::span<const Tensor> in, std::span<doub
   if (k <= 0) return static_cast<int>(cudaMemsetAsync(out[0], 0, static_cast<size_t>(m * n) * sizeof(double), s));
   const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(n, kRefTile)),
                   static_cast<unsigned>(std::min<int64_t>(cuda::CeilDiv(m, kRefTile), 65535)));
-  W4a16ReferenceF64<<<grid, dim3(kRefTile, kRefTile), 0, s>>>(
+  W4a16ReferenceF64<<<grid, dim3(kRefThreads, kRefThreads), 0, s>>>(
       static_cast<const bf16*>(in[0].data), static_cast<const uint32_t*>(in[1].data),
       static_cast<const bf16*>(in[2].data), static_cast<const bf16*>(in[3].data), out[0], m, n, k);
   KB_LAUNCH_CHECK();

@@ -6,7 +6,8 @@
 //     its empty stub, or to bf16, has none), TMA loads and stores, and no local-memory spills;
 //   - GemvMagic (cuda_v3_gemv_magic) dequantizes with LOP3 into bf16 pairs and subtracts the zero
 //     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
-//   - GemvMma (cuda_v4_mma_gemv) multiplies on the tensor cores (HMMA), without spills.
+//   - GemvMma* (cuda_v4_mma_gemv: GemvMmaT, the register-fed template, and GemvMmaSmemA, A staged in
+//     shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the
 // environment override them, for a bundle).
 #include <cstdio>

@@ -1,0 +1,297 @@
+// The tensor-core GEMV kernel of cuda_v4_mma_gemv (w4a16_mma_gemv.cu explains the fragment layout),
+// as a template over its shape so that one GPU run can hold several against each other:
+//   NT     n8 tiles of M (1, 2, 4, 8: M <= 8, 16, 32, 64), the mma's n side;
+//   MT     m16 tiles of weight rows a warp (each B fragment of A loaded once for MT tiles);
+//   SPLIT  warps of a block splitting K into contiguous ranges, summed through shared memory in
+//          warp order at the end;
+//   WN     warps of a block on different rows over the same k (their A loads hit in L1);
+//   D      128-k chunks a load batch (weights, and the D scales and zero points of a row as one
+//          vector each, all requested before any math); needs groups % D == 0;
+//   PIPE   double-buffered batches: batch i+1 is requested before batch i's math, so a warp keeps
+//          its loads in flight through its own math instead of relying on other warps;
+//   MINB   __launch_bounds__ minimum blocks per SM (caps registers).
+// For NT >= 4 the loop over a chunk's four 32-k steps is not unrolled: ptxas otherwise requests all
+// four steps' A fragments at once (16 NT registers) and spills.
+// Needs K % 128 == 0 and 16-byte aligned A and W.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "gemm/gemm/gemm_ptx.cuh"
+#include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_magic.cuh"
+
+namespace kbench::kernels::w4a16 {
+
+// A streamed-once weight load: not kept in L1, where A's fragments are reused. (L2's 256-byte
+// prefetch hint on it measured no different at M = 1: 15.23 against 15.42 us.)
+__device__ __forceinline__ uint4 LoadStream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// A's B fragments: volatile, so that they stay in program order with the mmas (which are volatile
+// asm too) instead of being hoisted for every chunk of a batch at once, which costs the registers
+// that hold the weights in flight.
+__device__ __forceinline__ uint4 LoadA(const __nv_bfloat16* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ uint32_t HMul2(uint32_t x, uint32_t y) {
+  __nv_bfloat162 a = *reinterpret_cast<__nv_bfloat162*>(&x), b = *reinterpret_cast<__nv_bfloat162*>(&y);
+  __nv_bfloat162 d = __hmul2(a, b);
+  return *reinterpret_cast<uint32_t*>(&d);
+}
+
+// D consecutive groups' scales (or zero points) of one row: D bf16 in one load.
+template <int D>
+struct W4Groups;
+template <>
+struct W4Groups<1> {
+  using T = uint16_t;
+};
+template <>
+struct W4Groups<2> {
+  using T = uint32_t;
+};
+template <>
+struct W4Groups<4> {
+  using T = uint2;
+};
+template <>
+struct W4Groups<8> {
+  using T = uint4;
+};
+
+// The bf16 d of a D-group vector, widened to f32.
+template <typename T>
+__device__ __forceinline__ float GroupValue(const T& v, int d) {
+  if constexpr (sizeof(T) == 2) {
+    return __uint_as_float(uint32_t{v} << 16);
+  } else {
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(&v);
+    const uint32_t x = p[d / 2];
+    return __uint_as_float(d % 2 == 0 ? x << 16 : x & 0xffff0000u);
+  }
+}
+
+// One load batch of a lane: D consecutive chunks of rows g and g + 8 of each m16 tile, with their
+// scales and zero points.
+template <int MT, int D>
+struct W4Batch {
+  uint4 w[MT][2][D];
+  typename W4Groups<D>::T s[MT][2], z[MT][2];
+};
+
+template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+__global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
+    GemvMmaT(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
+             const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
+             __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k) {
+  using GT = typename W4Groups<D>::T;
+  constexpr int kAcc = MT * NT * 4;
+  __shared__ float red[SPLIT > 1 ? SPLIT - 1 : 1][WN][32][kAcc];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int ks = warp % SPLIT, wn = warp / SPLIT;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * (16 * MT * WN) + wn * 16 * MT;
+  const int64_t words = k / kW4PerWord, groups = k / kW4Group, chunks = k / kW4Group;
+  const uint4* wr[MT][2];
+  const GT *sr[MT][2], *zr[MT][2];
+  // This warp's chunks: a contiguous range of whole batches (the launcher makes groups % D == 0).
+  const int64_t batches = chunks / D, per = (batches + SPLIT - 1) / SPLIT;
+  const int64_t c0 = min(ks * per, batches) * D, nj = min((ks + 1) * per, batches) * D - c0;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t row = min(n0 + 16 * mt + 8 * r + g, n - 1);  // clamped loads, guarded stores
+      wr[mt][r] = reinterpret_cast<const uint4*>(w + row * words) + t + c0 * 4;
+      sr[mt][r] = reinterpret_cast<const GT*>(scales + row * groups + c0);
+      zr[mt][r] = reinterpret_cast<const GT*>(zeros + row * groups + c0);
+    }
+
+  auto load = [&](W4Batch<MT, D>& b, int64_t j0) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * 4);
+        b.s[mt][r] = __ldg(sr[mt][r] + j0 / D);
+        b.z[mt][r] = __ldg(zr[mt][r] + j0 / D);
+      }
+  };
+
+  float acc[MT][NT][4] = {};
+  auto compute = [&](const W4Batch<MT, D>& b, int64_t j0) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      const int64_t ch = c0 + j0 + d;
+      // NT >= 4: the scale multiplies each dequantized pair in bf16 (one rounding, as W_bf16 has) and
+      // the mmas accumulate into acc, since per-group partial sums of 4 NT registers a tile do not fit.
+      constexpr bool kBf16Scale = NT >= 4;
+      float part[kBf16Scale ? 1 : MT][kBf16Scale ? 1 : NT][4] = {};
+      // NT <= 2: the chunk's A fragments requested together (4 NT registers each); wider M one u at
+      // a time.
+      constexpr int kAhead = NT <= 2 ? 4 : 1;
+      uint4 bfa[kAhead][NT];
+      const auto load_a = [&](int u, uint4(&dst)[NT]) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const int64_t mr = nt * 8 + g;
+          dst[nt] = mr < m ? LoadA(a + mr * k + ch * kW4Group + 32 * t + 8 * u) : make_uint4(0, 0, 0, 0);
+        }
+      };
+      if constexpr (kAhead == 4) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) load_a(u, bfa[u]);
+      }
+      // Wider M: a rolled loop over u, so that ptxas cannot hoist every u's A fragments (4 NT
+      // registers each) above the mmas.
+#pragma unroll(kAhead == 4 ? 4 : 1)
+      for (int u = 0; u < 4; ++u) {
+        // A row (8 nt + g) at k = 128ch + 32t + 8u .. +7: the B fragments of mmas (u, 0) and (u, 1).
+        if constexpr (kAhead == 1) load_a(u, bfa[0]);
+        const uint4(&bf)[NT] = bfa[kAhead == 4 ? u : 0];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const uint32_t z0 = PackBf16Pair(128.0f + GroupValue(b.z[mt][0], d));
+          const uint32_t z1 = PackBf16Pair(128.0f + GroupValue(b.z[mt][1], d));
+          const uint4 p0 = b.w[mt][0][d], p1 = b.w[mt][1][d];
+          uint32_t s0p = 0, s1p = 0;
+          if constexpr (kBf16Scale)
+            s0p = PackBf16Pair(GroupValue(b.s[mt][0], d)), s1p = PackBf16Pair(GroupValue(b.s[mt][1], d));
+          const uint32_t wa = u == 0 ? p0.x : u == 1 ? p0.y : u == 2 ? p0.z : p0.w;
+          const uint32_t wb = u == 0 ? p1.x : u == 1 ? p1.y : u == 2 ? p1.z : p1.w;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
+                                HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
+            if constexpr (kBf16Scale) {
+              frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
+              frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
+            }
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt)
+              gemm::ptx::MmaBf16(kBf16Scale ? acc[mt][nt] : part[kBf16Scale ? 0 : mt][kBf16Scale ? 0 : nt], frag,
+                                 h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
+          }
+        }
+      }
+      if constexpr (!kBf16Scale) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          const float s0 = GroupValue(b.s[mt][0], d), s1 = GroupValue(b.s[mt][1], d);
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            acc[mt][nt][0] = fmaf(s0, part[mt][nt][0], acc[mt][nt][0]);
+            acc[mt][nt][1] = fmaf(s0, part[mt][nt][1], acc[mt][nt][1]);
+            acc[mt][nt][2] = fmaf(s1, part[mt][nt][2], acc[mt][nt][2]);
+            acc[mt][nt][3] = fmaf(s1, part[mt][nt][3], acc[mt][nt][3]);
+          }
+        }
+      }
+    }
+  };
+
+  if constexpr (PIPE) {
+    W4Batch<MT, D> b0, b1;
+    if (nj > 0) load(b0, 0);
+    for (int64_t j0 = 0; j0 < nj; j0 += 2 * D) {
+      if (j0 + D < nj) load(b1, j0 + D);
+      compute(b0, j0);
+      if (j0 + 2 * D < nj) load(b0, j0 + 2 * D);
+      if (j0 + D < nj) compute(b1, j0 + D);
+    }
+  } else {
+    for (int64_t j0 = 0; j0 < nj; j0 += D) {
+      W4Batch<MT, D> b;
+      load(b, j0);
+      compute(b, j0);
+    }
+  }
+
+  // The K split's partial sums, summed by warp ks = 0 in warp order (the same order every run).
+  if constexpr (SPLIT > 1) {
+    if (ks > 0)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) red[ks - 1][wn][lane][(mt * NT + nt) * 4 + i] = acc[mt][nt][i];
+    __syncthreads();
+    if (ks != 0) return;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int q = 0; q < SPLIT - 1; ++q) acc[mt][nt][i] += red[q][wn][lane][(mt * NT + nt) * 4 + i];
+  }
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        // d[i]: row n0 + 16 mt + g (+8 for i >= 2), column (M index) 8 nt + 2t + (i % 2).
+        const int64_t row = n0 + 16 * mt + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
+        if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[mt][nt][i]);
+      }
+}
+
+// The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
+template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+struct GemvMmaShape {
+  static constexpr int kThreads = 32 * SPLIT * WN;
+  static constexpr int kRows = 16 * MT * WN;
+  // The problems this shape takes: whole batches of D groups, 16-byte aligned A and W, scales and
+  // zero points aligned to their D-group vectors.
+  static bool Takes(const void* a, const void* w, const void* sc, const void* z, int64_t k) {
+    const auto al = [](const void* p, uintptr_t b) { return reinterpret_cast<uintptr_t>(p) % b == 0; };
+    return k % kW4Group == 0 && (k / kW4Group) % D == 0 && al(a, 16) && al(w, 16) && al(sc, 2 * D) && al(z, 2 * D);
+  }
+  template <int NT>
+  static const void* Kernel() {
+    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB>);
+  }
+  static const void* KernelFor(int64_t m) {
+    if (m <= 8 || NTMAX < 2) return Kernel<1>();
+    if constexpr (NTMAX >= 2)
+      if (m <= 16 || NTMAX < 4) return Kernel<2>();
+    if constexpr (NTMAX >= 4)
+      if (m <= 32 || NTMAX < 8) return Kernel<4>();
+    if constexpr (NTMAX >= 8) return Kernel<8>();
+    return nullptr;
+  }
+  template <int NT>
+  static void Go(unsigned grid, cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
+                 const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
+    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
+  }
+  // M must be <= 8 * NTMAX (the caller's skip_reason says so).
+  static void Launch(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
+                     const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
+    const auto grid = static_cast<unsigned>((n + kRows - 1) / kRows);
+    if (m <= 8) return Go<1>(grid, s, a, w, sc, z, c, m, n, k);
+    if constexpr (NTMAX >= 2)
+      if (m <= 16) return Go<2>(grid, s, a, w, sc, z, c, m, n, k);
+    if constexpr (NTMAX >= 4)
+      if (m <= 32) return Go<4>(grid, s, a, w, sc, z, c, m, n, k);
+    if constexpr (NTMAX >= 8) return Go<8>(grid, s, a, w, sc, z, c, m, n, k);
+  }
+};
+
+}  // namespace kbench::kernels::w4a16

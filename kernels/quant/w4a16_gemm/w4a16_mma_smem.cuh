@@ -1,0 +1,171 @@
+// The tensor-core GEMV with A staged in shared memory, for M > 8: the register-fed template
+// (w4a16_mma_kernel.cuh) reads A's B fragments through L1/L2 for every 16 weight rows, so at M = 16
+// a 14336-row problem re-reads A (128 KB) 896 times from L2 and at M = 64 (512 KB) L2 bandwidth
+// sets the time. Here a block of WN warps (16 weight rows each, all of K) walks K in slabs of D
+// chunks; each slab of A (rows 0 .. 8 NT, zero past M) is copied once per block into shared memory
+// with cp.async, double-buffered, and every warp reads its fragments from there. The slab is stored
+// permuted, [chunk][u][row][t][8 k], so that a warp's 16-byte fragment reads (row g, 16 bytes t)
+// are 512 contiguous bytes: no bank conflicts. Weights, scales and zero points are register-fed,
+// double-buffered batches as in the template. Needs groups % D == 0, 16-byte aligned A and W, scales
+// aligned to D-group vectors (GemvMmaShape::Takes says the same).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "core/cuda/cuda_check.cuh"
+#include "gemm/gemm/gemm_ptx.cuh"
+#include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_magic.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+
+namespace kbench::kernels::w4a16 {
+
+template <int NT, int D>
+constexpr int SmemASlabBytes() {
+  return 8 * NT * D * kW4Group * 2;
+}
+
+template <int NT, int WN, int D, int MINB>
+__global__ void __launch_bounds__(32 * WN, MINB)
+    GemvMmaSmemA(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
+                 const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
+                 __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k) {
+  namespace ptx = gemm::ptx;
+  using GT = typename W4Groups<D>::T;
+  constexpr int kMp = 8 * NT;                 // rows of A staged
+  constexpr int kPieces = kMp * D * 16;       // 16-byte pieces of a slab (16 a row a chunk)
+  constexpr int kSlab = SmemASlabBytes<NT, D>();
+  constexpr bool kBf16Scale = NT >= 4;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * (16 * WN) + warp * 16;
+  const int64_t words = k / kW4PerWord, groups = k / kW4Group, batches = k / kW4Group / D;
+  const uint4* wr[2];
+  const GT *sr[2], *zr[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = min(n0 + 8 * r + g, n - 1);  // clamped loads, guarded stores
+    wr[r] = reinterpret_cast<const uint4*>(w + row * words) + t;
+    sr[r] = reinterpret_cast<const GT*>(scales + row * groups);
+    zr[r] = reinterpret_cast<const GT*>(zeros + row * groups);
+  }
+  const uint32_t sbase = ptx::SmemAddr(smem);
+
+  // Slab bi of A into buffer buf: piece p is row p / (16 D), k offset 8 (p % (16 D)) in the slab.
+  auto fill = [&](int buf, int64_t bi) {
+    for (int p = threadIdx.x; p < kPieces; p += 32 * WN) {
+      const int mrow = p / (16 * D), kk = (p % (16 * D)) * 8;
+      const int d = kk / kW4Group, r = kk % kW4Group, tt = r / 32, u = (r % 32) / 8;
+      const uint32_t dst = sbase + buf * kSlab + (((d * 4 + u) * kMp + mrow) * 4 + tt) * 16;
+      const bool in = mrow < m;
+      ptx::CpAsync16(dst, in ? a + mrow * k + bi * D * kW4Group + kk : a, in);
+    }
+    ptx::CpAsyncCommit();
+  };
+  auto load = [&](W4Batch<1, D>& b, int64_t bi) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+      for (int d = 0; d < D; ++d) b.w[0][r][d] = LoadStream(wr[r] + (bi * D + d) * 4);
+      b.s[0][r] = __ldg(sr[r] + bi);
+      b.z[0][r] = __ldg(zr[r] + bi);
+    }
+  };
+
+  float acc[NT][4] = {};
+  auto compute = [&](const W4Batch<1, D>& b, int buf) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      float part[kBf16Scale ? 1 : NT][4] = {};
+      const uint32_t z0 = PackBf16Pair(128.0f + GroupValue(b.z[0][0], d));
+      const uint32_t z1 = PackBf16Pair(128.0f + GroupValue(b.z[0][1], d));
+      const float s0 = GroupValue(b.s[0][0], d), s1 = GroupValue(b.s[0][1], d);
+      const uint32_t s0p = PackBf16Pair(s0), s1p = PackBf16Pair(s1);
+      const uint4 p0 = b.w[0][0][d], p1 = b.w[0][1][d];
+#pragma unroll(NT <= 2 ? 4 : 1)
+      for (int u = 0; u < 4; ++u) {
+        uint4 bf[NT];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+          bf[nt] = ptx::LdsV4(sbase + buf * kSlab + (((d * 4 + u) * kMp + nt * 8 + g) * 4 + t) * 16);
+        const uint32_t wa = u == 0 ? p0.x : u == 1 ? p0.y : u == 2 ? p0.z : p0.w;
+        const uint32_t wb = u == 0 ? p1.x : u == 1 ? p1.y : u == 2 ? p1.z : p1.w;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
+                              HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
+          if constexpr (kBf16Scale) {
+            frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
+            frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
+          }
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+            ptx::MmaBf16(kBf16Scale ? acc[nt] : part[kBf16Scale ? 0 : nt], frag, h == 0 ? bf[nt].x : bf[nt].z,
+                         h == 0 ? bf[nt].y : bf[nt].w);
+        }
+      }
+      if constexpr (!kBf16Scale) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
+          acc[nt][1] = fmaf(s0, part[nt][1], acc[nt][1]);
+          acc[nt][2] = fmaf(s1, part[nt][2], acc[nt][2]);
+          acc[nt][3] = fmaf(s1, part[nt][3], acc[nt][3]);
+        }
+      }
+    }
+  };
+
+  // One slab: request slab bi + 1 (A into the other buffer, weights into `next`), wait for slab bi's
+  // A, compute it; the trailing barrier frees its buffer for slab bi + 2.
+  auto step = [&](const W4Batch<1, D>& cur, W4Batch<1, D>& next, int64_t bi) {
+    const bool more = bi + 1 < batches;
+    if (more) {
+      fill(static_cast<int>((bi + 1) & 1), bi + 1);
+      load(next, bi + 1);
+      ptx::CpAsyncWait<1>();
+    } else {
+      ptx::CpAsyncWait<0>();
+    }
+    __syncthreads();
+    compute(cur, static_cast<int>(bi & 1));
+    __syncthreads();
+  };
+
+  W4Batch<1, D> b0, b1;
+  if (batches > 0) {
+    fill(0, 0);
+    load(b0, 0);
+  }
+  for (int64_t bi = 0; bi < batches; bi += 2) {
+    step(b0, b1, bi);
+    if (bi + 1 < batches) step(b1, b0, bi + 1);
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
+      if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[nt][i]);
+    }
+}
+
+// The launch (grid of 16 WN rows a block, two slabs of dynamic shared memory); a cudaError_t as int.
+template <int NT, int WN, int D>
+int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
+                       const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
+  constexpr int kSmem = 2 * SmemASlabBytes<NT, D>();
+  if constexpr (kSmem > 48 * 1024) {
+    static const cudaError_t attr = cudaFuncSetAttribute(
+        reinterpret_cast<const void*>(&GemvMmaSmemA<NT, WN, D, 1>), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (attr != cudaSuccess) return static_cast<int>(attr);
+  }
+  GemvMmaSmemA<NT, WN, D, 1><<<static_cast<unsigned>((n + 16 * WN - 1) / (16 * WN)), 32 * WN, kSmem, s>>>(a, w, sc, z, c,
+                                                                                                       m, n, k);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+}  // namespace kbench::kernels::w4a16
