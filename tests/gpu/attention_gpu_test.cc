@@ -227,6 +227,10 @@ TEST(AttentionLadder, Registration) {
     EXPECT_FALSE(v->launches(p).empty()) << v->name;
     EXPECT_FALSE(v->description.empty()) << v->name;
   }
+  // The Triton rung is registered beside them (checked by triton_gpu_test, through the worker).
+  const Variant* triton = op.find_variant("triton_attention");
+  ASSERT_NE(triton, nullptr);
+  EXPECT_FALSE(triton->triton_source.empty());
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ std::vector<Problem> TestProblems(const OpDef& op) {
 std::vector<const Variant*> CudaVariants(const OpDef& op) {
   std::vector<const Variant*> out;
   for (const Variant& v : op.variants)
-    if (v.backend == Backend::kCuda) out.push_back(&v);
+    if (v.backend == Backend::kCuda && v.triton_source.empty()) out.push_back(&v);
   return out;
 }
 

@@ -24,7 +24,8 @@ Tolerance ToleranceFor(const OpDef& op, const Problem& p);
 // with dims (rows, cols) or (N). Dtype left unspecified.
 std::vector<Problem> TestProblems(const OpDef& op);
 
-// The CUDA variants of an op, in ladder order.
+// The CUDA C++ variants of an op, in ladder order. Not its Triton rungs: they are compiled and
+// launched by the worker (worker/triton/), never through run_cuda, and triton_gpu_test checks them.
 std::vector<const Variant*> CudaVariants(const OpDef& op);
 
 struct CheckOptions {
