@@ -50,6 +50,20 @@ inline absl::StatusOr<WorkerRecord> ParseWorkerRow(WorkerRow row) {
   return w;
 }
 
+// Every row parsed, in order (a store's ListWorkers over its ListWorkerRows); the first row that does
+// not parse is the error.
+inline absl::StatusOr<std::vector<WorkerRecord>> ParseWorkerRows(absl::StatusOr<std::vector<WorkerRow>> rows) {
+  if (!rows.ok()) return rows.status();
+  std::vector<WorkerRecord> out;
+  out.reserve(rows->size());
+  for (WorkerRow& row : *rows) {
+    absl::StatusOr<WorkerRecord> w = ParseWorkerRow(std::move(row));
+    if (!w.ok()) return w.status();
+    out.push_back(*std::move(w));
+  }
+  return out;
+}
+
 // A result ready to store: stamped with its job, attempt and worker, samples packed apart.
 struct StoredResult {
   v1::Result result;  // Without its samples (they are in `samples`).

@@ -345,18 +345,7 @@ absl::StatusOr<WorkerRecord> PostgresStore::GetWorker(absl::string_view worker_i
   });
 }
 
-absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() {
-  absl::StatusOr<std::vector<WorkerRow>> rows = ListWorkerRows();
-  if (!rows.ok()) return rows.status();
-  std::vector<WorkerRecord> out;
-  out.reserve(rows->size());
-  for (WorkerRow& row : *rows) {
-    absl::StatusOr<WorkerRecord> w = ParseWorkerRow(std::move(row));
-    if (!w.ok()) return w.status();
-    out.push_back(*std::move(w));
-  }
-  return out;
-}
+absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() { return ParseWorkerRows(ListWorkerRows()); }
 
 absl::StatusOr<std::vector<WorkerRow>> PostgresStore::ListWorkerRows() {
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<WorkerRow>> {

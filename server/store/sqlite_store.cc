@@ -367,18 +367,7 @@ absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id)
   return ReadWorker(q);
 }
 
-absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
-  absl::StatusOr<std::vector<WorkerRow>> rows = ListWorkerRows();
-  if (!rows.ok()) return rows.status();
-  std::vector<WorkerRecord> out;
-  out.reserve(rows->size());
-  for (WorkerRow& row : *rows) {
-    absl::StatusOr<WorkerRecord> w = ParseWorkerRow(std::move(row));
-    if (!w.ok()) return w.status();
-    out.push_back(*std::move(w));
-  }
-  return out;
-}
+absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() { return ParseWorkerRows(ListWorkerRows()); }
 
 absl::StatusOr<std::vector<WorkerRow>> SqliteStore::ListWorkerRows() {
   // The rows are copied under the lock and parsed (by the caller) after it: a fleet's registrations

@@ -16,12 +16,7 @@ void AddAttentionCpuVariants(OpDef& op) {
   v.description = "Plain attention in the dtype on one thread: scores, softmax, P V.";
   v.backend = Backend::kCpu;
   v.dtypes = {Dtype::kBF16, Dtype::kF16};
-  // ~1 GFLOP/s on one core: 2e10 FLOPs is ~20 s, past it the canonical shapes would take hours.
-  v.skip_reason = cpu::DataLimitSkip(op, [cost = op.cost](const Problem& p) -> std::string {
-    const double flops = cost(p).flops;
-    if (flops > 2e10) return "too large for one CPU thread (" + std::to_string(static_cast<int64_t>(flops / 1e9)) + " GFLOP; limit 20)";
-    return "";
-  });
+  v.skip_reason = cpu::NaiveFlopLimitSkip(op);
   v.run_cpu = AttentionPlain;
   op.variants.push_back(std::move(v));
 }

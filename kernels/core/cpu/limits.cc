@@ -1,7 +1,9 @@
-// The host-memory limit of the CPU variants (see limits.h).
+// The CPU variants' limits: host memory, and the FLOPs of a one-thread naive rung (see limits.h).
 #include "core/cpu/limits.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <string>
 #include <utility>
 
 namespace kbench::kernels::cpu {
@@ -17,6 +19,16 @@ SkipFn DataLimitSkip(const OpDef& op, SkipFn more) {
     }
     return more ? more(p) : "";
   };
+}
+
+SkipFn NaiveFlopLimitSkip(const OpDef& op) {
+  return DataLimitSkip(op, [cost = op.cost](const Problem& p) -> std::string {
+    const double flops = cost(p).flops;
+    if (flops > kMaxNaiveFlops)
+      return "too large for one CPU thread (" + std::to_string(static_cast<int64_t>(flops / 1e9)) + " GFLOP; limit " +
+             std::to_string(static_cast<int64_t>(kMaxNaiveFlops / 1e9)) + ")";
+    return "";
+  });
 }
 
 }  // namespace kbench::kernels::cpu

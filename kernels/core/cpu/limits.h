@@ -17,4 +17,11 @@ using SkipFn = std::function<std::string(const Problem&)>;
 // A skip_reason that refuses problems over kMaxDataBytes, then any problem `more` refuses.
 SkipFn DataLimitSkip(const OpDef& op, SkipFn more = {});
 
+// The most cost-model FLOPs a one-thread naive CPU rung runs: ~1 GFLOP/s on one core makes 2e10 about
+// 20 s, and the canonical shapes past it would take hours.
+inline constexpr double kMaxNaiveFlops = 2e10;
+
+// DataLimitSkip, then problems over kMaxNaiveFlops ("too large for one CPU thread").
+SkipFn NaiveFlopLimitSkip(const OpDef& op);
+
 }  // namespace kbench::kernels::cpu
