@@ -118,6 +118,11 @@ std::string Agent::worker_id() const {
   return worker_id_;
 }
 
+Agent::Registration Agent::registration() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {worker_id_, generation_};
+}
+
 bool Agent::stopping() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stopping_;
@@ -168,6 +173,7 @@ bool Agent::EnsureRegistered(bool wake_on_drain) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         worker_id_ = last_id_ = response.worker_id();
+        ++generation_;
         heartbeat_ = response.heartbeat_interval_ms() > 0 ? std::chrono::milliseconds(response.heartbeat_interval_ms())
                                                           : config_.default_heartbeat;
       }
@@ -188,30 +194,29 @@ bool Agent::EnsureRegistered(bool wake_on_drain) {
   return false;
 }
 
-void Agent::Forget(const std::string& id) {
+void Agent::Forget(const Registration& r) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (worker_id_ == id) worker_id_.clear();
+  if (generation_ == r.generation) worker_id_.clear();
 }
 
 void Agent::HeartbeatLoop() {
   while (EnsureRegistered()) {
     std::chrono::milliseconds interval;
-    std::string id;
     {
       std::lock_guard<std::mutex> lock(mu_);
       interval = heartbeat_;
     }
     if (!WaitFor(interval)) return;
-    id = worker_id();
-    if (id.empty()) continue;
+    const Registration r = registration();
+    if (r.id.empty()) continue;
     v1::HeartbeatRequest request;
-    request.set_worker_id(id);
+    request.set_worker_id(r.id);
     v1::HeartbeatResponse response;
     grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->Heartbeat(ctx, request, &response); });
     if (s.ok()) {
       for (const std::string& job : response.cancelled_job_ids()) node_.CancelJob(job);
     } else if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-      Forget(id);
+      Forget(r);
     }
     // Other errors (coordinator down): try again at the next interval.
   }
@@ -242,15 +247,15 @@ void Agent::LeaseLoop(int device_index) {
       continue;
     }
     if (draining()) return;  // A LeaseJob already in flight when Drain() comes may still grant one: see below.
-    const std::string id = worker_id();
+    const Registration r = registration();
     v1::LeaseJobRequest request;
-    request.set_worker_id(id);
+    request.set_worker_id(r.id);
     // Only jobs this device can run: on a worker of several GPU models, a selector for one model.
     request.set_device_uuid(node_.backend(device_index).device().uuid());
     v1::LeaseJobResponse response;
     grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); });
     if (!s.ok()) {
-      if (s.error_code() == grpc::StatusCode::NOT_FOUND) Forget(id);  // Registers again, next turn.
+      if (s.error_code() == grpc::StatusCode::NOT_FOUND) Forget(r);  // Registers again, next turn.
       if (!WaitFor(retry.Next(), kWakeOnDrain)) return;
       continue;
     }

@@ -66,14 +66,22 @@ class Agent {
   std::string worker_id() const;
 
  private:
+  // The id a call is made under, with the registration it came from: a NOT_FOUND answered to a call
+  // of an older registration must not undo a newer one that got the same id back.
+  struct Registration {
+    std::string id;
+    uint64_t generation = 0;
+  };
+  Registration registration() const;
   // Leases and runs jobs for the node's device `device_index`, one at a time.
   void LeaseLoop(int device_index);
   void HeartbeatLoop();
   // Registers unless registered; retries with backoff. False when stopping (or draining, with
   // `wake_on_drain`).
   bool EnsureRegistered(bool wake_on_drain = false);
-  // The coordinator no longer knows `id`: the next EnsureRegistered registers again.
-  void Forget(const std::string& id);
+  // The coordinator no longer knows `r`: the next EnsureRegistered registers again, unless a
+  // registration after `r` already has.
+  void Forget(const Registration& r);
   void RunLeased(const v1::LeaseJobResponse& lease, DeviceLease& device);
   // GetPlugin from the coordinator, written piece by piece (a PluginFetcher).
   absl::Status FetchPlugin(const std::string& sha256, const std::function<absl::Status(absl::string_view)>& write);
@@ -104,6 +112,7 @@ class Agent {
   int lease_loops_ = 0;                        // Guarded by mu_. Lease loops not yet ended.
   std::string worker_id_;                      // Guarded by mu_. Empty: not registered.
   std::string last_id_;                        // Guarded by mu_. Asked for again on re-registration.
+  uint64_t generation_ = 0;                    // Guarded by mu_. Successful registrations so far.
   std::chrono::milliseconds heartbeat_{5'000};  // Guarded by mu_.
   std::set<grpc::ClientContext*> in_flight_;   // Guarded by mu_.
   std::set<DeviceLease*> running_;             // Guarded by mu_. One per device at most.

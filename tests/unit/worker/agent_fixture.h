@@ -42,10 +42,15 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* req, v1::HeartbeatResponse*) override {
-    std::lock_guard<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu);
     ++heartbeats;
     cv.notify_all();
-    if (!workers.contains(req->worker_id())) return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker");
+    if (!workers.contains(req->worker_id())) {
+      // A stale answer: NOT_FOUND arrives only after another call has registered the same id again.
+      if (late_not_found) cv.wait_for(lock, 20s, [&] { return workers.contains(req->worker_id()); });
+      ++not_found_heartbeats;
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker");
+    }
     return grpc::Status::OK;
   }
   grpc::Status LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override {
@@ -115,6 +120,8 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::condition_variable cv;
   int next_id = 0;
   int heartbeats = 0;
+  int not_found_heartbeats = 0;
+  bool late_not_found = false;  // A heartbeat of an unknown id is answered once the id is known again.
   int lease_calls = 0;
   bool cancel_jobs = false;
   int failing_reports = 0;  // The next reports fail with UNAVAILABLE.

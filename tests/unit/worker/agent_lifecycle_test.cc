@@ -37,6 +37,31 @@ TEST_F(AgentTest, WaitsForTheCoordinatorAndRegistersAgainAfterItRestartsEmpty) {
   EXPECT_EQ(registered_, (std::vector<std::string>{"w-1", "w-1"}));
 }
 
+// The race behind a third registration: a heartbeat under the old registration is answered NOT_FOUND
+// only after the lease loop has registered the same id again; that late answer must not undo it.
+TEST_F(AgentTest, ALateNotFoundOfAnOlderRegistrationDoesNotRegisterAgain) {
+  const std::string address = PrivateSocketAddress();
+  auto agent = StartAgent(address);
+  {
+    Served first(address);
+    ASSERT_NE(first.server, nullptr);
+    ASSERT_TRUE(first.fake.WaitUntil([&] { return first.fake.heartbeats >= 2; }));
+  }
+  Served second(address);
+  second.fake.late_not_found = true;
+  ASSERT_NE(second.server, nullptr);
+  ASSERT_TRUE(second.fake.WaitUntil([&] { return second.fake.not_found_heartbeats >= 1; }));
+  // Later heartbeats under the new registration are answered OK: nothing is left to register.
+  ASSERT_TRUE(second.fake.WaitUntil([&] { return second.fake.heartbeats >= second.fake.not_found_heartbeats + 3; }));
+  second.fake.Enqueue("job-2", TinySpec({"cpu_good"}));
+  ASSERT_TRUE(second.fake.WaitUntil([&] { return !second.fake.completions.empty(); }));
+  agent->Stop();
+  std::lock_guard<std::mutex> lock(second.fake.mu);
+  EXPECT_EQ(second.fake.requested_ids, std::vector<std::string>{"w-1"});
+  std::lock_guard<std::mutex> registered(mu_);
+  EXPECT_EQ(registered_, (std::vector<std::string>{"w-1", "w-1"}));
+}
+
 TEST_F(AgentTest, ADrainedAgentFinishesItsJobAndLeasesNoOther) {
   Served c;
   bool measuring = false, release = false;  // Guarded by c.fake.mu.
