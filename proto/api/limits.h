@@ -65,6 +65,9 @@ inline constexpr int kMaxFlagsPerOp = 64;
 inline constexpr int kMaxContractParams = 128;
 inline constexpr size_t kMaxWorkerInfoBytes = size_t{8} << 20;  // The whole WorkerInfo, catalog included.
 
+// A worker's long poll for a job (LeaseJobRequest.wait_ms).
+inline constexpr int32_t kMaxLeaseWaitMs = 30'000;
+
 // A worker's reports (result.proto).
 inline constexpr int kMaxResultsPerReport = 4096;
 inline constexpr int kMaxResultsPerJob = 1 << 20;    // Any job's results (variants x problems x dtypes).

@@ -19,6 +19,9 @@ struct LoadConfig {
   // A worker's pace, as kbench-worker's agent: idle lease polls back off from idle_initial to idle_max.
   std::chrono::milliseconds idle_initial{200};
   std::chrono::milliseconds idle_max{1'000};
+  // The agent's long poll (LeaseJobRequest.wait_ms): an empty lease call is held this long by the
+  // coordinator, and the worker asks again at once after it; 0: the idle backoff above.
+  std::chrono::milliseconds lease_wait{10'000};
   std::chrono::milliseconds result_time{100};   // Simulated measuring time of one result.
   // A client's pace, as `kbench-client submit --wait`: GetJob every poll_interval; every list_every-th
   // poll is a ListJobs (a status page) as well; think_time between a job's results and the next submit.

@@ -40,6 +40,8 @@ ABSL_FLAG(std::vector<std::string>, coordinator_args, {},
 ABSL_FLAG(std::string, worker_token, "", "Bearer token of the simulated workers (worker role), when tokens are on");
 ABSL_FLAG(std::string, client_token, "", "Bearer token of the simulated clients (submit role), when tokens are on");
 ABSL_FLAG(int32_t, channels, 0, "gRPC connections shared by the simulated fleet; 0: one per worker and client");
+ABSL_FLAG(int64_t, lease_wait_ms, 10'000,
+          "A worker's long poll (LeaseJobRequest.wait_ms, as kbench-worker's --lease-wait-ms); 0: poll with backoff");
 ABSL_FLAG(int64_t, result_ms, 100, "Simulated measuring time of one result");
 ABSL_FLAG(int64_t, poll_ms, 200, "A client's GetJob period while its job runs (kbench-client's)");
 ABSL_FLAG(int32_t, list_every, 5, "Every this many polls a client also lists jobs; 0: never");
@@ -77,6 +79,7 @@ absl::StatusOr<kbench::load::LoadConfig> ConfigFromFlags() {
   c.client_token = absl::GetFlag(FLAGS_client_token);
   c.channels = absl::GetFlag(FLAGS_channels);
   c.result_time = std::chrono::milliseconds(absl::GetFlag(FLAGS_result_ms));
+  c.lease_wait = std::chrono::milliseconds(absl::GetFlag(FLAGS_lease_wait_ms));
   c.poll_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_poll_ms));
   c.list_every = absl::GetFlag(FLAGS_list_every);
   c.think_time = std::chrono::milliseconds(absl::GetFlag(FLAGS_think_ms));
@@ -94,6 +97,7 @@ absl::StatusOr<kbench::load::LoadConfig> ConfigFromFlags() {
                         Rule{c.drain_timeout.count() > 0, "--drain-timeout-s: must be > 0"},
                         Rule{c.channels >= 0, "--channels: must be >= 0"},
                         Rule{c.result_time.count() >= 0, "--result-ms: must be >= 0"},
+                        Rule{c.lease_wait.count() >= 0 && c.lease_wait.count() <= 30'000, "--lease-wait-ms: 0 to 30000"},
                         Rule{c.poll_interval.count() > 0, "--poll-ms: must be > 0"},
                         Rule{c.list_every >= 0, "--list-every: must be >= 0"},
                         Rule{c.think_time.count() >= 0, "--think-ms: must be >= 0"},

@@ -66,11 +66,14 @@ void SimWorker::Lease() {
   v1::LeaseJobRequest req;
   req.set_worker_id(worker_id_);
   req.set_device_uuid(info_.devices(0).uuid());
+  const bool long_poll = env_->config->lease_wait.count() > 0;
+  req.set_wait_ms(static_cast<int32_t>(env_->config->lease_wait.count()));
   env_->rpcs->Call<v1::LeaseJobRequest, v1::LeaseJobResponse>(
       "LeaseJob", index_, env_->config->worker_token, std::move(req),
       [](Stub* stub, auto* ctx, auto* rq, auto* rs, auto cb) { stub->async()->LeaseJob(ctx, rq, rs, cb); },
-      [this](const grpc::Status& s, v1::LeaseJobResponse& resp) {
+      [this, long_poll](const grpc::Status& s, v1::LeaseJobResponse& resp) {
         if (!s.ok()) return LeaseAfter(kRetry);
+        if (!resp.granted() && long_poll && resp.held_ms() > 0) return Lease();  // Held for its wait: again at once.
         if (!resp.granted()) {
           const milliseconds wait = idle_;
           idle_ = std::min(env_->config->idle_max, idle_ * 2);
@@ -79,6 +82,7 @@ void SimWorker::Lease() {
         idle_ = env_->config->idle_initial;
         job_ = std::move(*resp.mutable_job());
         lease_id_ = resp.lease_id();
+        if (job_.attempts() == 1) env_->rpcs->RecordQueueWait(job_.created_unix_ms());
         plan_ = PlanResults(*env_->catalog, job_.spec());
         next_result_ = 0;
         env_->ledger->Leased(job_.job_id(), worker_id_, static_cast<int>(plan_.size()));

@@ -190,7 +190,18 @@ absl::StatusOr<SubmitOutcome> Coordinator::InsertQueued(v1::JobSpec spec, absl::
   }
   if (!inserted.ok()) return inserted.status();
   if (inserted->inserted && observer_ != nullptr) observer_->JobSubmitted();
+  if (inserted->inserted) NotifyQueued(inserted->job.spec());
   return SubmitOutcome{inserted->job.job_id(), !inserted->inserted};
+}
+
+void Coordinator::set_queued_listener(QueuedListener listener) {
+  absl::MutexLock lock(&listener_mu_);
+  queued_listener_ = std::move(listener);
+}
+
+void Coordinator::NotifyQueued(const v1::JobSpec& spec) {
+  absl::MutexLock lock(&listener_mu_);
+  if (queued_listener_) queued_listener_(spec);
 }
 
 absl::StatusOr<v1::Job> Coordinator::GetJob(absl::string_view job_id) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "kbench/v1/catalog.pb.h"
 #include "kbench/v1/coordinator.pb.h"
 #include "kbench/v1/job.pb.h"
@@ -62,6 +64,9 @@ struct LeaseOutcome {
   v1::Job job;
   std::string lease_id;
   int64_t lease_expires_unix_ms = 0;
+  // Not granted: the registration the queue was matched against (narrowed to the device asked for),
+  // so that a long poll can tell in memory which queued job would be granted to it.
+  std::shared_ptr<const v1::WorkerInfo> matched_as;
 };
 
 struct ProgressOutcome {
@@ -96,6 +101,10 @@ class Coordinator {
   // Where uploaded kernel plugins are kept, for the check that a job's plugins exist. Must outlive
   // the coordinator; without one, jobs naming a plugin are refused.
   void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
+  // Told of every job that becomes QUEUED (submitted, a confirming re-run, or back after its lease
+  // expired), after it is stored; LeaseJob's long polls wake on it. Null: nobody.
+  using QueuedListener = std::function<void(const v1::JobSpec& spec)>;
+  void set_queued_listener(QueuedListener listener);
 
   // User side.
   // Validates the spec (structure, then against the catalog of the workers its selector admits),
@@ -192,6 +201,9 @@ class Coordinator {
   // When LeaseJob last ran RequeueExpired (clock ms); claimed by compare-and-swap, so one caller runs it.
   std::atomic<int64_t> last_lease_requeue_ms_{std::numeric_limits<int64_t>::min()};
   const PluginStore* plugins_ = nullptr;
+  void NotifyQueued(const v1::JobSpec& spec);
+  absl::Mutex listener_mu_;
+  QueuedListener queued_listener_ ABSL_GUARDED_BY(listener_mu_);
 };
 
 }  // namespace kbench::server

@@ -100,7 +100,13 @@ absl::StatusOr<LeaseOutcome> Coordinator::LeaseJob(absl::string_view worker_id, 
       worker_id, [&info](const v1::JobSpec& spec) { return WorkerCanRun(info, spec); }, now,
       config_.lease_ttl.count(), RandomId("l", 16));
   if (!lease.ok()) return lease.status();
-  if (!lease->has_value()) return LeaseOutcome{};
+  if (!lease->has_value()) {
+    LeaseOutcome none;
+    if (narrowed.has_value()) none.matched_as = std::make_shared<const v1::WorkerInfo>(*std::move(narrowed));
+    else if (stored.ok()) none.matched_as = std::make_shared<const v1::WorkerInfo>(std::move(stored->info));
+    else none.matched_as = std::shared_ptr<const v1::WorkerInfo>(fleet, registered);  // Shares the view's.
+    return none;
+  }
   Lease& l = **lease;
   // Queue wait is measured for first attempts only: a retry's wait would start at its requeue, which
   // the job does not record.
@@ -123,8 +129,10 @@ absl::StatusOr<v1::Job> Coordinator::CompleteJob(absl::string_view lease_id, boo
 
 absl::StatusOr<std::vector<Transition>> Coordinator::RequeueExpired() {
   absl::StatusOr<std::vector<Transition>> changed = store_->RequeueExpired(clock_->NowUnixMs(), config_.max_attempts);
-  if (!changed.ok() || observer_ == nullptr) return changed;
+  if (!changed.ok()) return changed;
   for (const Transition& t : *changed) {
+    if (t.job.state() == v1::QUEUED) NotifyQueued(t.job.spec());
+    if (observer_ == nullptr) continue;
     if (t.job.state() == v1::QUEUED) observer_->JobRequeued();
     else if (t.job.state() == v1::FAILED) ObserveFinished(t.job, /*ran=*/true);
   }

@@ -18,6 +18,13 @@ grpc::Status ShuttingDown() {
 
 }  // namespace
 
+CoordinatorService::CoordinatorService(Coordinator* coordinator, RequestGate* gate, int handler_threads)
+    : coordinator_(coordinator), gate_(gate), pool_(handler_threads) {
+  coordinator_->set_queued_listener([this](const v1::JobSpec& spec) { waiters_.JobQueued(spec); });
+}
+
+CoordinatorService::~CoordinatorService() { coordinator_->set_queued_listener(nullptr); }
+
 std::optional<RequestGate::Pass> CoordinatorService::Enter() {
   if (gate_ == nullptr) return std::nullopt;
   return gate_->Enter();
@@ -189,21 +196,6 @@ CoordinatorService::Reactor* CoordinatorService::Heartbeat(Context* context, con
     absl::StatusOr<std::vector<std::string>> r = coordinator_->Heartbeat(req->worker_id());
     if (!r.ok()) return ToGrpc(r.status());
     for (std::string& id : *r) resp->add_cancelled_job_ids(std::move(id));
-    return grpc::Status::OK;
-  });
-}
-
-CoordinatorService::Reactor* CoordinatorService::LeaseJob(Context* context, const v1::LeaseJobRequest* req,
-                                          v1::LeaseJobResponse* resp) {
-  return Dispatch(context, [this, req, resp] {
-    absl::StatusOr<LeaseOutcome> r = coordinator_->LeaseJob(req->worker_id(), req->device_uuid());
-    if (!r.ok()) return ToGrpc(r.status());
-    resp->set_granted(r->granted);
-    if (r->granted) {
-      *resp->mutable_job() = std::move(r->job);
-      resp->set_lease_id(r->lease_id);
-      resp->set_lease_expires_unix_ms(r->lease_expires_unix_ms);
-    }
     return grpc::Status::OK;
   });
 }

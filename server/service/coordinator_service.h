@@ -12,6 +12,7 @@
 #include "kbench/v1/coordinator.grpc.pb.h"
 #include "server/coordinator/coordinator.h"
 #include "server/service/call_pool.h"
+#include "server/service/lease_waiters.h"
 #include "server/service/request_gate.h"
 #include "server/store/plugin_store.h"
 
@@ -25,9 +26,10 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   // coordinator (and gate, when given) must outlive the service, and the gRPC server must be shut
   // down before the service is destroyed. With a gate, each call passes it, and calls after it
   // closed fail UNAVAILABLE.
+  // Hears of queued jobs from the coordinator (its long polls wake on them) until destroyed.
   explicit CoordinatorService(Coordinator* coordinator, RequestGate* gate = nullptr,
-                              int handler_threads = kDefaultHandlerThreads)
-      : coordinator_(coordinator), gate_(gate), pool_(handler_threads) {}
+                              int handler_threads = kDefaultHandlerThreads);
+  ~CoordinatorService() override;
 
   using Reactor = grpc::ServerUnaryReactor;
   using Context = grpc::CallbackServerContext;
@@ -60,6 +62,11 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
     caller_name_ = std::move(name);
   }
   int handler_threads() const { return pool_.threads(); }
+  // Answers every LeaseJob long poll now (UNAVAILABLE, as any call after shutdown) and every later
+  // one at once: call before draining the gate, or the polls would hold the drain for their wait.
+  void StopWaiting() { waiters_.Close(); }
+  // LeaseJob calls waiting for a job (lease_waiters.h).
+  size_t parked_leases() const { return waiters_.parked(); }
 
  private:
   // Admits the call through the gate (else finishes it UNAVAILABLE at once), then runs body() on
@@ -68,11 +75,16 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   Reactor* Dispatch(Context* context, Body body);
   // The gate's pass for a streaming call; nullopt without a gate; a refused pass when closed.
   std::optional<RequestGate::Pass> Enter();
+  // LeaseJob, long poll included (lease_poll.cc).
+  class LeaseCall;
+  // One lease attempt of `call` (on the pool); parks it when nothing matched and its wait is not over.
+  void TryLease(LeaseCall* call);
 
   Coordinator* coordinator_;
   RequestGate* gate_;
   const PluginStore* plugins_ = nullptr;
   std::function<std::string(const grpc::ServerContextBase&)> caller_name_;
+  LeaseWaiters waiters_;  // Before the pool: queued calls may still park while the pool drains.
   CallPool pool_;  // Last: its threads stop (having run every queued call) before the rest goes.
 };
 

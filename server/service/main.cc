@@ -255,7 +255,9 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   sigwait(&stop_signals, &signal);
   std::cerr << kProgram << ": signal " << signal << ", shutting down\n";
   // Let the requests in progress finish, then stop at once: nothing is left to wait for, and gRPC
-  // would otherwise hold on to idle client connections until the deadline.
+  // would otherwise hold on to idle client connections until the deadline. Workers' long polls are
+  // answered first (they would hold the drain for their wait).
+  service.StopWaiting();
   if (!gate.CloseAndDrain(absl::FromChrono(kShutdownGrace)))
     std::cerr << kProgram << ": requests still running after " << kShutdownGrace.count() << " s; cancelling them\n";
   server->Shutdown(std::chrono::system_clock::now());

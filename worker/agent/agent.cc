@@ -82,11 +82,13 @@ void Agent::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     lease_loops_ = node_.device_count();
   }
+  node_.set_on_direct_acquire([this](int device) { CancelPolls(device); });
   for (int i = 0; i < node_.device_count(); ++i) lease_threads_.emplace_back([this, i] { LeaseLoop(i); });
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
 void Agent::Stop() {
+  node_.set_on_direct_acquire(nullptr);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -105,6 +107,7 @@ void Agent::Drain() {
     draining_ = true;
   }
   cv_.notify_all();
+  CancelPolls(-1);
 }
 
 bool Agent::WaitDrained() {
@@ -140,17 +143,51 @@ bool Agent::WaitFor(std::chrono::milliseconds d, bool wake_on_drain) {
 }
 
 template <class Fn>
-grpc::Status Agent::Call(Fn&& fn) {
-  std::unique_ptr<grpc::ClientContext> ctx = api::MakeContext(config_.coordinator, config_.rpc_timeout);
+grpc::Status Agent::Call(Fn&& fn, std::chrono::milliseconds extra_deadline, int poll_of_device) {
+  std::unique_ptr<grpc::ClientContext> ctx =
+      api::MakeContext(config_.coordinator, config_.rpc_timeout + extra_deadline);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return grpc::Status(grpc::StatusCode::CANCELLED, "the agent is stopping");
+    if (poll_of_device >= 0 && draining_) return grpc::Status(grpc::StatusCode::CANCELLED, "the agent is draining");
     in_flight_.insert(ctx.get());
+    if (poll_of_device >= 0) polls_[poll_of_device] = ctx.get();
   }
   grpc::Status s = fn(ctx.get());
   std::lock_guard<std::mutex> lock(mu_);
   in_flight_.erase(ctx.get());
+  if (poll_of_device >= 0) polls_.erase(poll_of_device);
   return s;
+}
+
+void Agent::CancelPolls(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [d, ctx] : polls_)
+    if (device < 0 || d == device) ctx->TryCancel();
+}
+
+std::unique_ptr<DeviceLease> Agent::DeviceForLease(int device_index, const v1::LeaseJobResponse& leased) {
+  Backoff wait(std::chrono::milliseconds(20), std::chrono::milliseconds(200));
+  int64_t expires_ms = leased.lease_expires_unix_ms();
+  for (;;) {
+    absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice(device_index);
+    if (device.ok()) return *std::move(device);
+    if (absl::IsUnavailable(device.status())) return nullptr;  // Shutting down.
+    // A direct job took the device during the poll: keep the lease alive (an empty report extends
+    // it) until the device is free, at a third of the time left.
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    if (expires_ms - now_ms < config_.rpc_timeout.count() * 2 / 3 || expires_ms - now_ms < 3'000) {
+      v1::ReportProgressRequest request;
+      request.set_lease_id(leased.lease_id());
+      v1::ReportProgressResponse response;
+      grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->ReportProgress(ctx, request, &response); });
+      if (IsLeaseLost(s)) return nullptr;
+      if (s.ok()) expires_ms = response.lease_expires_unix_ms();
+    }
+    if (!WaitFor(wait.Next())) return nullptr;
+  }
 }
 
 bool Agent::EnsureRegistered(bool wake_on_drain) {
@@ -246,27 +283,50 @@ void Agent::LeaseLoop(int device_index) {
       if (!WaitFor(idle.Next(), kWakeOnDrain)) return;      // A direct RunJob holds the device.
       continue;
     }
-    if (draining()) return;  // A LeaseJob already in flight when Drain() comes may still grant one: see below.
+    if (draining()) return;
     const Registration r = registration();
     v1::LeaseJobRequest request;
     request.set_worker_id(r.id);
     // Only jobs this device can run: on a worker of several GPU models, a selector for one model.
     request.set_device_uuid(node_.backend(device_index).device().uuid());
+    const bool long_poll = config_.lease_wait.count() > 0;
+    if (long_poll) {
+      request.set_wait_ms(static_cast<int32_t>(config_.lease_wait.count()));
+      device->reset();  // Free for direct jobs while the coordinator holds the call.
+    }
     v1::LeaseJobResponse response;
-    grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); });
+    grpc::Status s = Call([&](grpc::ClientContext* ctx) { return stub_->LeaseJob(ctx, request, &response); },
+                          long_poll ? config_.lease_wait : std::chrono::milliseconds(0),
+                          long_poll ? device_index : -1);
     if (!s.ok()) {
       if (s.error_code() == grpc::StatusCode::NOT_FOUND) Forget(r);  // Registers again, next turn.
+      // Ended by a direct job or Drain(): not the coordinator's fault. (A grant that crossed the
+      // cancellation is run again after its lease expires.)
+      if (s.error_code() == grpc::StatusCode::CANCELLED && !stopping()) continue;
       if (!WaitFor(retry.Next(), kWakeOnDrain)) return;
       continue;
     }
     retry.Reset();
     if (!response.granted()) {
       device->reset();  // Free the device for direct jobs while waiting.
+      // Held for its wait: the coordinator did the waiting, ask again at once.
+      if (long_poll && response.held_ms() > 0) {
+        idle.Reset();
+        continue;
+      }
       if (!WaitFor(idle.Next(), kWakeOnDrain)) return;
       continue;
     }
     // Granted, even if Drain() came during the call: running it beats leaving it to its lease's expiry.
     idle.Reset();
+    if (*device == nullptr) {
+      std::unique_ptr<DeviceLease> again = DeviceForLease(device_index, response);
+      if (again == nullptr) {
+        if (stopping()) return;
+        continue;  // The lease was lost while a direct job held the device.
+      }
+      *device = std::move(again);
+    }
     RunLeased(response, **device);
   }
 }

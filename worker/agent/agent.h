@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -34,6 +35,11 @@ struct AgentConfig {
   std::chrono::milliseconds retry_initial{100}, retry_max{5'000};
   // While there is nothing to lease.
   std::chrono::milliseconds idle_initial{200}, idle_max{1'000};
+  // LeaseJob's long poll (LeaseJobRequest.wait_ms): the coordinator holds an empty lease call this
+  // long and answers as soon as a job is queued; 0 (or a coordinator that does not hold calls):
+  // poll with the idle backoff above. The device stays free for direct jobs meanwhile, and a direct
+  // job ends the poll.
+  std::chrono::milliseconds lease_wait{10'000};
   // Used when the coordinator does not say.
   std::chrono::milliseconds default_heartbeat{5'000};
   // Called after each successful registration with the worker id (a new one after re-registration).
@@ -92,7 +98,13 @@ class Agent {
 
   // Runs one call with a context that Stop() can cancel.
   template <class Fn>
-  grpc::Status Call(Fn&& fn);
+  grpc::Status Call(Fn&& fn, std::chrono::milliseconds extra_deadline = std::chrono::milliseconds(0),
+                    int poll_of_device = -1);
+  // Cancels the long poll of `device` in flight, if any (a direct job took the device; -1: all, Drain()).
+  void CancelPolls(int device);
+  // The device again after a long poll granted `leased`, kept alive while a direct job that took the
+  // device meanwhile finishes; null when stopping or the lease was lost.
+  std::unique_ptr<DeviceLease> DeviceForLease(int device_index, const v1::LeaseJobResponse& leased);
 
   const AgentConfig config_;
   WorkerNode& node_;
@@ -115,6 +127,7 @@ class Agent {
   uint64_t generation_ = 0;                    // Guarded by mu_. Successful registrations so far.
   std::chrono::milliseconds heartbeat_{5'000};  // Guarded by mu_.
   std::set<grpc::ClientContext*> in_flight_;   // Guarded by mu_.
+  std::map<int, grpc::ClientContext*> polls_;  // Guarded by mu_. Long polls in flight, by device.
   std::set<DeviceLease*> running_;             // Guarded by mu_. One per device at most.
   std::vector<std::thread> lease_threads_;
   std::thread heartbeat_thread_;

@@ -29,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/channel.h"
+#include "api/limits.h"
 #include "api/parse_errors.h"
 #include "grpcpp/grpcpp.h"
 #include "server/auth/server_security.h"
@@ -75,6 +76,8 @@ ABSL_FLAG(std::string, plugin_cache, "",
           "Folder of the kernel plugins fetched for jobs, by SHA-256 (default: kbench-plugins-UID in the temporary "
           "directory)");
 ABSL_FLAG(int64_t, max_plugin_bytes, int64_t{256} << 20, "Largest kernel plugin this worker fetches, in bytes");
+ABSL_FLAG(int, lease_wait_ms, 10'000,
+          "Long poll: how long the coordinator may hold an empty LeaseJob call (0..30000); 0: poll with backoff");
 ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still measured): for tests");
 ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator (a worker-role token); default $KBENCH_TOKEN");
 ABSL_FLAG(std::string, tls_ca, "",
@@ -226,6 +229,9 @@ int Main(int argc, char** argv) {
   const std::string coordinator = absl::GetFlag(FLAGS_coordinator);
   if (listen.empty() && coordinator.empty())
     return Fail(absl::InvalidArgumentError("nothing to do: give --listen, --coordinator or both"));
+  if (const int wait = absl::GetFlag(FLAGS_lease_wait_ms); wait < 0 || wait > api::kMaxLeaseWaitMs)
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--lease-wait-ms: ", wait, " is outside 0..", api::kMaxLeaseWaitMs)));
   // The coordinator's connection: the token (from the environment keeps it out of the process list)
   // and TLS, whose files are checked now rather than failing every call later.
   const char* env_token = std::getenv("KBENCH_TOKEN");
@@ -298,6 +304,7 @@ int Main(int argc, char** argv) {
     agent_config.coordinator = coordinator_channel;
     agent_config.plugin_cache_dir = absl::GetFlag(FLAGS_plugin_cache);
     agent_config.max_plugin_bytes = absl::GetFlag(FLAGS_max_plugin_bytes);
+    agent_config.lease_wait = std::chrono::milliseconds(absl::GetFlag(FLAGS_lease_wait_ms));
     agent_config.on_registered = [](const std::string& id) {
       std::cout << "kbench-worker registered as " << id << std::endl;
     };

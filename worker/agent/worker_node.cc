@@ -88,7 +88,21 @@ absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::AcquireLocked(int devic
   return lease;
 }
 
+void WorkerNode::set_on_direct_acquire(std::function<void(int device)> hook) {
+  std::lock_guard<std::mutex> lock(hook_mu_);
+  on_direct_acquire_ = std::move(hook);
+}
+
 absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::TryAcquireDevice() {
+  absl::StatusOr<std::unique_ptr<DeviceLease>> lease = TryAcquireAnyDevice();
+  if (lease.ok()) {
+    std::lock_guard<std::mutex> lock(hook_mu_);
+    if (on_direct_acquire_) on_direct_acquire_((*lease)->device_index());
+  }
+  return lease;
+}
+
+absl::StatusOr<std::unique_ptr<DeviceLease>> WorkerNode::TryAcquireAnyDevice() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return absl::UnavailableError("the worker is shutting down");
   for (int i = 0; i < device_count(); ++i)

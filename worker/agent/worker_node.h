@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -84,6 +85,9 @@ class WorkerNode {
   // Device `device`; RESOURCE_EXHAUSTED while it holds a job, OUT_OF_RANGE for no such device,
   // UNAVAILABLE after Shutdown().
   absl::StatusOr<std::unique_ptr<DeviceLease>> TryAcquireDevice(int device);
+  // Called with the device's index each time TryAcquireDevice() (a direct job) takes a device: the
+  // agent ends its long poll for that device. Null: nobody. Setting waits for a call in progress.
+  void set_on_direct_acquire(std::function<void(int device)> hook);
   // Raises the cancel flag of the running job `job_id`, on whichever device runs it.
   void CancelJob(const std::string& job_id);
   // Cancels every running job and refuses new ones.
@@ -105,6 +109,7 @@ class WorkerNode {
   static Parts LocalParts(std::vector<std::unique_ptr<Backend>> backends, const kernels::Registry& registry);
   static std::vector<std::unique_ptr<Backend>> One(std::unique_ptr<Backend> backend);
   absl::StatusOr<std::unique_ptr<DeviceLease>> AcquireLocked(int device);
+  absl::StatusOr<std::unique_ptr<DeviceLease>> TryAcquireAnyDevice();
   void Release(DeviceLease* lease);
 
   const std::vector<std::unique_ptr<Device>> devices_;
@@ -113,6 +118,8 @@ class WorkerNode {
   WorkerConfig config_;        // Guarded by mu_ (address changes once the server is up).
   std::string worker_id_;      // Guarded by mu_.
   bool shut_down_ = false;     // Guarded by mu_.
+  std::mutex hook_mu_;         // Held while the hook runs or changes (not mu_: the hook takes the agent's lock).
+  std::function<void(int)> on_direct_acquire_;  // Guarded by hook_mu_.
 };
 
 }  // namespace kbench::worker

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "api/channel.h"
-#include "fake_clock.h"
 #include "fixtures.h"
+#include "service_fixture.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kbench/v1/coordinator.grpc.pb.h"
@@ -15,40 +15,7 @@
 namespace kbench::server {
 namespace {
 
-class CoordinatorServiceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto store = SqliteStore::Open(testing::TempDbPath());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    coordinator_ = std::make_unique<Coordinator>(CoordinatorConfig{}, store_.get(), &clock_);
-    service_ = std::make_unique<CoordinatorService>(coordinator_.get(), &gate_);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.SetMaxReceiveMessageSize(api::kMaxMessageBytes);
-    builder.SetMaxSendMessageSize(api::kMaxMessageBytes);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    options_.address = "127.0.0.1:" + std::to_string(port);
-    stub_ = v1::Coordinator::NewStub(api::MakeChannel(options_));
-  }
-
-  void TearDown() override {
-    if (server_ != nullptr) server_->Shutdown();
-  }
-
-  FakeClock clock_;
-  std::unique_ptr<SqliteStore> store_;
-  std::unique_ptr<Coordinator> coordinator_;
-  RequestGate gate_;
-  std::unique_ptr<CoordinatorService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  api::ChannelOptions options_;
-  std::unique_ptr<v1::Coordinator::Stub> stub_;
-};
+using testing::CoordinatorServiceTest;
 
 TEST_F(CoordinatorServiceTest, SubmitThenGetJobOverGrpc) {
   v1::SubmitRequest submit;

@@ -53,11 +53,30 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     }
     return grpc::Status::OK;
   }
-  grpc::Status LeaseJob(grpc::ServerContext*, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override {
-    std::lock_guard<std::mutex> lock(mu);
+  grpc::Status LeaseJob(grpc::ServerContext* ctx, const v1::LeaseJobRequest* req, v1::LeaseJobResponse* resp) override {
+    std::unique_lock<std::mutex> lock(mu);
     ++lease_calls;
+    last_wait_ms = req->wait_ms();
     cv.notify_all();
     if (!workers.contains(req->worker_id())) return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown worker");
+    // The long poll, as the coordinator holds it: until a job is queued, the wait ends or the caller cancels.
+    if (queue.empty() && hold_polls && req->wait_ms() > 0) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(req->wait_ms());
+      ++held_now;
+      cv.notify_all();
+      while (queue.empty() && !ctx->IsCancelled() && std::chrono::steady_clock::now() < until)
+        cv.wait_for(lock, 5ms);
+      --held_now;
+      if (ctx->IsCancelled()) {
+        ++held_cancelled;
+        cv.notify_all();
+        return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      }
+      if (queue.empty()) {
+        resp->set_held_ms(req->wait_ms());
+        return grpc::Status::OK;
+      }
+    }
     if (queue.empty()) return grpc::Status::OK;
     v1::Job job = queue.front();
     queue.pop_front();
@@ -104,6 +123,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     job.set_job_id(id);
     *job.mutable_spec() = spec;
     queue.push_back(job);
+    cv.notify_all();
   }
   int64_t LeaseExpiry() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -122,6 +142,10 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   int heartbeats = 0;
   int not_found_heartbeats = 0;
   bool late_not_found = false;  // A heartbeat of an unknown id is answered once the id is known again.
+  bool hold_polls = false;      // Holds a LeaseJob with wait_ms, as the coordinator does; else answers at once.
+  int held_now = 0;             // Lease calls being held.
+  int held_cancelled = 0;       // Held lease calls their caller cancelled.
+  int last_wait_ms = -1;        // The last LeaseJob's wait_ms.
   int lease_calls = 0;
   bool cancel_jobs = false;
   int failing_reports = 0;  // The next reports fail with UNAVAILABLE.
@@ -175,8 +199,10 @@ class AgentTest : public ::testing::Test {
 
   std::unique_ptr<Agent> StartAgent(int port) { return StartAgent("127.0.0.1:" + std::to_string(port)); }
   std::unique_ptr<Agent> StartAgent(const std::string& address, std::chrono::milliseconds retry = 10ms,
-                                    std::chrono::milliseconds rpc_timeout = 5s) {
+                                    std::chrono::milliseconds rpc_timeout = 5s,
+                                    std::chrono::milliseconds lease_wait = 10s) {
     AgentConfig config;
+    config.lease_wait = lease_wait;
     config.coordinator.address = address;
     config.retry_initial = config.idle_initial = retry;
     config.retry_max = config.idle_max = std::max(retry, std::chrono::milliseconds(50));
