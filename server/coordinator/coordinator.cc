@@ -190,7 +190,7 @@ absl::StatusOr<SubmitOutcome> Coordinator::InsertQueued(v1::JobSpec spec, absl::
   }
   if (!inserted.ok()) return inserted.status();
   if (inserted->inserted && observer_ != nullptr) observer_->JobSubmitted();
-  if (inserted->inserted) NotifyQueued(inserted->job.spec());
+  if (inserted->inserted) NotifyQueued(inserted->job);
   return SubmitOutcome{inserted->job.job_id(), !inserted->inserted};
 }
 
@@ -199,9 +199,9 @@ void Coordinator::set_queued_listener(QueuedListener listener) {
   queued_listener_ = std::move(listener);
 }
 
-void Coordinator::NotifyQueued(const v1::JobSpec& spec) {
+void Coordinator::NotifyQueued(const v1::Job& job) {
   absl::MutexLock lock(&listener_mu_);
-  if (queued_listener_) queued_listener_(spec);
+  if (queued_listener_) queued_listener_(job);
 }
 
 absl::StatusOr<v1::Job> Coordinator::GetJob(absl::string_view job_id) {

@@ -103,7 +103,7 @@ class Coordinator {
   void set_plugin_store(const PluginStore* plugins) { plugins_ = plugins; }
   // Told of every job that becomes QUEUED (submitted, a confirming re-run, or back after its lease
   // expired), after it is stored; LeaseJob's long polls wake on it. Null: nobody.
-  using QueuedListener = std::function<void(const v1::JobSpec& spec)>;
+  using QueuedListener = std::function<void(const v1::Job& job)>;
   void set_queued_listener(QueuedListener listener);
 
   // User side.
@@ -201,7 +201,7 @@ class Coordinator {
   // When LeaseJob last ran RequeueExpired (clock ms); claimed by compare-and-swap, so one caller runs it.
   std::atomic<int64_t> last_lease_requeue_ms_{std::numeric_limits<int64_t>::min()};
   const PluginStore* plugins_ = nullptr;
-  void NotifyQueued(const v1::JobSpec& spec);
+  void NotifyQueued(const v1::Job& job);
   absl::Mutex listener_mu_;
   QueuedListener queued_listener_ ABSL_GUARDED_BY(listener_mu_);
 };

@@ -131,7 +131,7 @@ absl::StatusOr<std::vector<Transition>> Coordinator::RequeueExpired() {
   absl::StatusOr<std::vector<Transition>> changed = store_->RequeueExpired(clock_->NowUnixMs(), config_.max_attempts);
   if (!changed.ok()) return changed;
   for (const Transition& t : *changed) {
-    if (t.job.state() == v1::QUEUED) NotifyQueued(t.job.spec());
+    if (t.job.state() == v1::QUEUED) NotifyQueued(t.job);
     if (observer_ == nullptr) continue;
     if (t.job.state() == v1::QUEUED) observer_->JobRequeued();
     else if (t.job.state() == v1::FAILED) ObserveFinished(t.job, /*ran=*/true);

@@ -12,15 +12,26 @@ using api::ToGrpc;
 
 namespace {
 
+// The newest queued jobs the queue watch reads: when lease calls wait, the queue is short.
+constexpr int kQueueWatchJobs = 256;
+
 grpc::Status ShuttingDown() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator is shutting down; retry");
 }
 
 }  // namespace
 
-CoordinatorService::CoordinatorService(Coordinator* coordinator, RequestGate* gate, int handler_threads)
-    : coordinator_(coordinator), gate_(gate), pool_(handler_threads) {
-  coordinator_->set_queued_listener([this](const v1::JobSpec& spec) { waiters_.JobQueued(spec); });
+CoordinatorService::CoordinatorService(Coordinator* coordinator, RequestGate* gate, int handler_threads,
+                                       absl::Duration queue_watch_period)
+    : coordinator_(coordinator),
+      gate_(gate),
+      queue_watch_([coordinator] { return coordinator->ListJobs(kQueueWatchJobs, v1::QUEUED); }, &waiters_,
+                   queue_watch_period),
+      pool_(handler_threads) {
+  coordinator_->set_queued_listener([this](const v1::Job& job) {
+    queue_watch_.MarkAnnounced(job);
+    waiters_.JobQueued(job.spec());
+  });
 }
 
 CoordinatorService::~CoordinatorService() { coordinator_->set_queued_listener(nullptr); }

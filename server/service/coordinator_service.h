@@ -13,6 +13,7 @@
 #include "server/coordinator/coordinator.h"
 #include "server/service/call_pool.h"
 #include "server/service/lease_waiters.h"
+#include "server/service/queue_watch.h"
 #include "server/service/request_gate.h"
 #include "server/store/plugin_store.h"
 
@@ -27,8 +28,11 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   // down before the service is destroyed. With a gate, each call passes it, and calls after it
   // closed fail UNAVAILABLE.
   // Hears of queued jobs from the coordinator (its long polls wake on them) until destroyed.
+  // How often parked lease calls look for jobs queued by other coordinators on the same database.
+  static constexpr absl::Duration kQueueWatchPeriod = absl::Milliseconds(500);
   explicit CoordinatorService(Coordinator* coordinator, RequestGate* gate = nullptr,
-                              int handler_threads = kDefaultHandlerThreads);
+                              int handler_threads = kDefaultHandlerThreads,
+                              absl::Duration queue_watch_period = kQueueWatchPeriod);
   ~CoordinatorService() override;
 
   using Reactor = grpc::ServerUnaryReactor;
@@ -85,6 +89,7 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   const PluginStore* plugins_ = nullptr;
   std::function<std::string(const grpc::ServerContextBase&)> caller_name_;
   LeaseWaiters waiters_;  // Before the pool: queued calls may still park while the pool drains.
+  QueueWatch queue_watch_;  // After the waiters, which it wakes.
   CallPool pool_;  // Last: its threads stop (having run every queued call) before the rest goes.
 };
 

@@ -147,5 +147,20 @@ TEST_F(LeasePollTest, AJobBackFromAnExpiredLeaseWakesAHeldCall) {
   EXPECT_EQ(held->resp.job().attempts(), 2);
 }
 
+TEST_F(LeasePollTest, AJobQueuedByAnotherCoordinatorOnTheSameDatabaseWakesAHeldCall) {
+  const std::string worker = Register("cpu");
+  // A second coordinator on the same store, as a replica on the same PostgreSQL database: this
+  // service never hears of what it queues but through the queue watch.
+  Coordinator replica(CoordinatorConfig{}, store_.get(), &clock_);
+  std::unique_ptr<Held> held = Hold(worker, 30'000);
+  ASSERT_TRUE(ParkedBecomes(1));
+  absl::StatusOr<SubmitOutcome> submitted = replica.Submit(testing::RmsnormSpec(8, 16), "");
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  held->Join();
+  ASSERT_TRUE(held->status.ok()) << held->status.error_message();
+  ASSERT_TRUE(held->resp.granted()) << "held for its whole wait: the replica's job was not seen";
+  EXPECT_EQ(held->resp.job().job_id(), submitted->job_id);
+}
+
 }  // namespace
 }  // namespace kbench::server

@@ -1,6 +1,7 @@
 // LeaseWaiters: which parked lease call a queued job wakes, Park's check for jobs queued since the
 // caller's attempt, and every other way a wait ends (deadline, cancel, close) resuming it once.
 #include "server/service/lease_waiters.h"
+#include "server/service/queue_watch.h"
 
 #include <memory>
 #include <mutex>
@@ -62,8 +63,8 @@ LeaseWaiters::Waiter Waiting(const std::string& name, std::shared_ptr<const v1::
 }
 
 TEST(LeaseWaitersTest, AQueuedJobWakesTheLongestWaiterThatCanRunIt) {
+  Log log;  // Outlives the waiters, whose destruction resumes those still parked.
   LeaseWaiters waiters;
-  Log log;
   LeaseWaiters::Waiter cannot = Waiting("cannot", Worker(false), &log);
   LeaseWaiters::Waiter first = Waiting("first", Worker(true), &log);
   LeaseWaiters::Waiter second = Waiting("second", Worker(true), &log);
@@ -83,8 +84,8 @@ TEST(LeaseWaitersTest, AQueuedJobWakesTheLongestWaiterThatCanRunIt) {
 }
 
 TEST(LeaseWaitersTest, ParkAsksToRetryOnlyWhenAJobItCanRunWasQueuedSinceItsAttempt) {
+  Log log;  // Outlives the waiters, whose destruction resumes those still parked.
   LeaseWaiters waiters;
-  Log log;
   const uint64_t seen = waiters.epoch();
   waiters.JobQueued(testing::RmsnormSpec());  // Between the caller's empty attempt and its Park.
   LeaseWaiters::Waiter can = Waiting("can", Worker(true), &log);
@@ -100,8 +101,8 @@ TEST(LeaseWaitersTest, ParkAsksToRetryOnlyWhenAJobItCanRunWasQueuedSinceItsAttem
 }
 
 TEST(LeaseWaitersTest, AWaitEndsAtItsDeadline) {
+  Log log;  // Outlives the waiters, whose destruction resumes those still parked.
   LeaseWaiters waiters;
-  Log log;
   absl::Notification done;
   LeaseWaiters::Waiter w = Waiting("short", Worker(true), &log, absl::Milliseconds(20), &done);
   ASSERT_EQ(waiters.Park(&w, waiters.epoch()), LeaseWaiters::Parked::kYes);
@@ -111,8 +112,8 @@ TEST(LeaseWaitersTest, AWaitEndsAtItsDeadline) {
 }
 
 TEST(LeaseWaitersTest, CancelAndCloseResumeEachWaiterOnce) {
+  Log log;  // Outlives the waiters, whose destruction resumes those still parked.
   LeaseWaiters waiters;
-  Log log;
   int key_a = 0, key_b = 0;
   LeaseWaiters::Waiter a = Waiting("a", Worker(true), &log);
   a.key = &key_a;
@@ -133,6 +134,29 @@ TEST(LeaseWaitersTest, CancelAndCloseResumeEachWaiterOnce) {
   EXPECT_EQ(waiters.Park(&d, waiters.epoch()), LeaseWaiters::Parked::kClosed);
   waiters.JobQueued(testing::RmsnormSpec());
   EXPECT_EQ(log.Get(), (std::vector<std::string>{"a:cancelled", "c:closed"}));
+}
+
+TEST(QueueWatchTest, AnnouncesEachQueuedJobAndAttemptOnce) {
+  Log log;  // Outlives the waiters, whose destruction resumes those still parked.
+  LeaseWaiters waiters;
+  std::vector<v1::Job> queue(2);
+  queue[0].set_job_id("j-1");
+  queue[0].set_attempts(0);
+  *queue[0].mutable_spec() = testing::RmsnormSpec();
+  queue[1] = queue[0];
+  queue[1].set_job_id("j-2");
+  QueueWatch watch([&] { return absl::StatusOr<std::vector<v1::Job>>(queue); }, &waiters, absl::Hours(1));
+  EXPECT_TRUE(watch.MarkAnnounced(queue[1]));  // Queued in this process: announced already.
+  EXPECT_FALSE(watch.MarkAnnounced(queue[1]));
+  for (const char* name : {"a", "b", "c"}) {
+    LeaseWaiters::Waiter w = Waiting(name, Worker(true), &log);
+    ASSERT_EQ(waiters.Park(&w, waiters.epoch()), LeaseWaiters::Parked::kYes);
+  }
+  EXPECT_EQ(watch.Look(), 1);
+  EXPECT_EQ(watch.Look(), 0);
+  queue[1].set_attempts(1);  // Back in the queue after its lease expired: a new announcement.
+  EXPECT_EQ(watch.Look(), 1);
+  EXPECT_EQ(log.Get(), (std::vector<std::string>{"a:queued:rmsnorm", "b:queued:rmsnorm"}));
 }
 
 }  // namespace
