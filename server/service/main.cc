@@ -234,11 +234,12 @@ int Serve(const ServerOptions& options, auth::ServerSecurity& security, const si
   }
 
   Reaper reaper(
-      [&coordinator] {
+      [&coordinator, &metrics, &service] {
         if (auto r = coordinator.RequeueExpired(); !r.ok())
           std::cerr << kProgram << ": requeue: " << r.status().message() << "\n";
         if (absl::Status s = coordinator.PublishSnapshot(); !s.ok())
           std::cerr << kProgram << ": metrics snapshot: " << s.message() << "\n";
+        metrics.SetLeaseCallsWaiting(static_cast<int64_t>(service.parked_leases()));
       },
       kReapPeriod);
   reaper.Start();

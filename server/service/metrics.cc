@@ -72,6 +72,11 @@ Metrics::Metrics()
                    .Help("Jobs leased to a worker")
                    .Register(*registry_)
                    .Add({})),
+      lease_calls_waiting_(prometheus::BuildGauge()
+                               .Name("kbench_lease_calls_waiting")
+                               .Help("Workers' LeaseJob long polls the coordinator holds, waiting for a job")
+                               .Register(*registry_)
+                               .Add({})),
       workers_(prometheus::BuildGauge()
                    .Name("kbench_workers")
                    .Help("Registered workers by state (idle, busy, lost) and GPU model")
@@ -138,6 +143,8 @@ void Metrics::JobFinished(v1::JobState state, double run_seconds) {
 void Metrics::ResultStored(v1::ResultStatus status) {
   results_.Add({{"status", Lower(api::StatusName(status))}}).Increment();
 }
+
+void Metrics::SetLeaseCallsWaiting(int64_t calls) { lease_calls_waiting_.Set(static_cast<double>(calls)); }
 
 void Metrics::Snapshot(const FleetSnapshot& snapshot) {
   queue_depth_.Set(static_cast<double>(snapshot.queued));

@@ -46,6 +46,9 @@ class Metrics final : public CoordinatorObserver {
   void JobFinished(v1::JobState state, double run_seconds) override;
   void ResultStored(v1::ResultStatus status) override;
   void Snapshot(const FleetSnapshot& snapshot) override;
+  // LeaseJob long polls the service holds now (CoordinatorService::parked_leases), sampled with
+  // the snapshot: an idle fleet shows about one per device.
+  void SetLeaseCallsWaiting(int64_t calls);
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
@@ -55,6 +58,7 @@ class Metrics final : public CoordinatorObserver {
   prometheus::Family<prometheus::Counter>& results_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& running_;
+  prometheus::Gauge& lease_calls_waiting_;
   prometheus::Family<prometheus::Gauge>& workers_;
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Histogram& queue_wait_;

@@ -237,7 +237,7 @@ def run(a, tmp, procs):
     # The coordinator's metric families.
     for expr in ["kbench_jobs_submitted_total >= 1", "kbench_jobs_requeued_total",
                  'kbench_jobs_finished_total{state="succeeded"} >= 1', 'kbench_results_total{status="ok"} >= 1',
-                 "kbench_queue_depth", "kbench_jobs_running", 'kbench_workers{state=~"idle|busy"} >= 1',
+                 "kbench_queue_depth", "kbench_jobs_running", "kbench_lease_calls_waiting", 'kbench_workers{state=~"idle|busy"} >= 1',
                  'kbench_job_duration_seconds_bucket{phase="queue"}', 'kbench_job_duration_seconds_bucket{phase="run"}',
                  'kbench_job_duration_seconds_count{phase="run"} >= 1',
                  'kbench_series_median_seconds{op="vector_add",variant=~".+",shape=~".+",dtype="f32",gpu_model=~".+"} > 0',

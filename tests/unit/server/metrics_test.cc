@@ -53,6 +53,7 @@ TEST(Metrics, ObserverCallsUpdateTheFamilies) {
   snap.workers[{"idle", "NVIDIA H100"}] = 3;
   snap.workers[{"lost", "NVIDIA A100"}] = 1;
   m.Snapshot(snap);
+  m.SetLeaseCallsWaiting(7);
 
   text = Exposition(m);
   EXPECT_TRUE(HasLine(text, "kbench_jobs_submitted_total 2")) << text;
@@ -63,6 +64,7 @@ TEST(Metrics, ObserverCallsUpdateTheFamilies) {
   EXPECT_TRUE(HasLine(text, "kbench_results_total{status=\"timeout\"} 1")) << text;
   EXPECT_TRUE(HasLine(text, "kbench_queue_depth 4")) << text;
   EXPECT_TRUE(HasLine(text, "kbench_jobs_running 2")) << text;
+  EXPECT_TRUE(HasLine(text, "kbench_lease_calls_waiting 7")) << text;
   EXPECT_TRUE(HasLine(text, "kbench_workers{gpu_model=\"NVIDIA H100\",state=\"idle\"} 3")) << text;
   EXPECT_TRUE(HasLine(text, "kbench_job_duration_seconds_count{phase=\"queue\"} 1")) << text;
   EXPECT_TRUE(HasLine(text, "kbench_job_duration_seconds_count{phase=\"run\"} 1")) << text;  // The cancel never ran.
