@@ -283,16 +283,20 @@ absl::StatusOr<std::vector<Transition>> PostgresStore::RequeueExpired(int64_t no
 }
 
 absl::StatusOr<std::vector<v1::Result>> PostgresStore::GetResults(absl::string_view job_id, bool include_samples) {
-  return Transact([&](Connection& c) -> absl::StatusOr<std::vector<v1::Result>> {
-    absl::StatusOr<JobRow> job = pg::PgJobTables(c).LoadJob(job_id, false);
-    if (!job.ok()) return job.status();
-    absl::StatusOr<Rows> r =
-        c.Query(absl::StrCat("SELECT result, ", include_samples ? "samples, samples_order" : "NULL::bytea, NULL::bytea",
-                             " FROM results WHERE job_id = $1 AND attempt = $2 ORDER BY idx"),
-                                     Params().Text(job_id).Int(job->job.attempts()));
+  // One statement (one snapshot, one round trip): the job's current attempt and its results. No
+  // row: no such job; one row of NULLs: no result yet. Only the current attempt: earlier attempts'
+  // rows are deleted when they expire, and this keeps a store that retained them from mixing them.
+  return Read([&](Connection& c) -> absl::StatusOr<std::vector<v1::Result>> {
+    absl::StatusOr<Rows> r = c.Query(
+        absl::StrCat("SELECT r.result, ", include_samples ? "r.samples, r.samples_order" : "NULL::bytea, NULL::bytea",
+                     " FROM jobs j LEFT JOIN results r ON r.job_id = j.job_id AND r.attempt = j.attempts"
+                     " WHERE j.job_id = $1 ORDER BY r.idx"),
+        Params().Text(job_id));
     if (!r.ok()) return r.status();
+    if (r->size() == 0) return lifecycle::JobNotFound(job_id);
     std::vector<v1::Result> out;
     for (int i = 0; i < r->size(); ++i) {
+      if (r->IsNull(i, 0)) continue;  // The job without results.
       absl::StatusOr<v1::Result> res =
           ReadStoredResult(r->Text(i, 0), include_samples, !r->IsNull(i, 1), r->Text(i, 1), r->Text(i, 2));
       if (!res.ok()) return res.status();
