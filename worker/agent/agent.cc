@@ -173,8 +173,8 @@ std::unique_ptr<DeviceLease> Agent::DeviceForLease(int device_index, const v1::L
     absl::StatusOr<std::unique_ptr<DeviceLease>> device = node_.TryAcquireDevice(device_index);
     if (device.ok()) return *std::move(device);
     if (absl::IsUnavailable(device.status())) return nullptr;  // Shutting down.
-    // A direct job took the device during the poll: keep the lease alive (an empty report extends
-    // it) until the device is free, at a third of the time left.
+    // A direct job took the device during the poll: keep the lease alive until the device is free
+    // (an empty report extends it), once less than two thirds of a call's timeout (at least 3 s) is left.
     const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();

@@ -61,9 +61,11 @@ class Agent {
   // Returns promptly: wakes every wait, cancels in-flight calls and the running job (abandoned: its
   // lease expires and the coordinator queues it again), joins the threads.
   void Stop();
-  // Stops leasing: every job already leased (running, or granted by a LeaseJob call in flight) runs
-  // to its end and is reported and completed as usual; no new one is leased. Heartbeats go on until
-  // Stop(). Returns at once; WaitDrained() says when every lease loop has ended.
+  // Stops leasing: every job already leased (running, or granted by a LeaseJob call answered before
+  // the drain) runs to its end and is reported and completed as usual; no new one is leased, and a
+  // long poll in flight is cancelled (a grant crossing that cancellation runs again once its lease
+  // expires). Heartbeats go on until Stop(). Returns at once; WaitDrained() says when every lease
+  // loop has ended.
   void Drain();
   // Blocks until every lease loop has ended after Drain() (true), or until Stop() (false unless it
   // had drained before).
