@@ -1,5 +1,6 @@
 // LeaseJob, long poll included: a call whose worker finds nothing to run waits (LeaseWaiters) up to
 // its wait_ms for a job it can run, holding no thread; the answer says how long it was held.
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <utility>
@@ -41,9 +42,12 @@ class CoordinatorService::LeaseCall final : public grpc::ServerUnaryReactor {
   std::optional<RequestGate::Pass> pass_;  // Held until the call is done: the drain waits for it.
 
   int64_t HeldMs() const { return held_ ? absl::ToInt64Milliseconds(absl::Now() - arrived_) : 0; }
+  // The wait ran out (or there was none): with a wait, it was held for it even when the first
+  // attempt alone outlasted it (a loaded store), so the worker asks again at once, not after a backoff.
   void FinishNotGranted() {
     resp_->Clear();
-    resp_->set_held_ms(HeldMs());
+    if (req_->wait_ms() > 0)
+      resp_->set_held_ms(std::max<int64_t>(1, absl::ToInt64Milliseconds(absl::Now() - arrived_)));
     Finish(grpc::Status::OK);
   }
 };
