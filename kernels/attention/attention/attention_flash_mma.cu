@@ -31,6 +31,7 @@
 
 #include "attention/attention/attention_cuda.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/fast_exp2.cuh"
 #include "gemm/gemm/gemm_ptx.cuh"
 
 namespace kbench::kernels::attention {
@@ -233,15 +234,15 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
       const float mn0 = fmaxf(m[mt][0], tm0), mn1 = fmaxf(m[mt][1], tm1);
       // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
       const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-      const float alpha0 = exp2f(m[mt][0] * scale_log2 - b0), alpha1 = exp2f(m[mt][1] * scale_log2 - b1);
+      const float alpha0 = cuda::FastExp2(m[mt][0] * scale_log2 - b0), alpha1 = cuda::FastExp2(m[mt][1] * scale_log2 - b1);
       m[mt][0] = mn0, m[mt][1] = mn1;
       float ps0 = 0.f, ps1 = 0.f;
 #pragma unroll
       for (int t = 0; t < kBlockN / 8; ++t) {
-        sc[mt][t][0] = exp2f(fmaf(sc[mt][t][0], scale_log2, -b0));
-        sc[mt][t][1] = exp2f(fmaf(sc[mt][t][1], scale_log2, -b0));
-        sc[mt][t][2] = exp2f(fmaf(sc[mt][t][2], scale_log2, -b1));
-        sc[mt][t][3] = exp2f(fmaf(sc[mt][t][3], scale_log2, -b1));
+        sc[mt][t][0] = cuda::FastExp2(fmaf(sc[mt][t][0], scale_log2, -b0));
+        sc[mt][t][1] = cuda::FastExp2(fmaf(sc[mt][t][1], scale_log2, -b0));
+        sc[mt][t][2] = cuda::FastExp2(fmaf(sc[mt][t][2], scale_log2, -b1));
+        sc[mt][t][3] = cuda::FastExp2(fmaf(sc[mt][t][3], scale_log2, -b1));
         ps0 += sc[mt][t][0] + sc[mt][t][1];
         ps1 += sc[mt][t][2] + sc[mt][t][3];
       }

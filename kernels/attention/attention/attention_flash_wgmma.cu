@@ -36,6 +36,7 @@
 #include "attention/attention/attention_cuda.cuh"
 #include "attention/attention/attention_wgmma.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/fast_exp2.cuh"
 #include "gemm/gemm/gemm_cuda.cuh"  // CurrentComputeCapability
 
 namespace kbench::kernels::attention {
@@ -236,15 +237,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
     // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
     const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-    *alpha0 = exp2f(m0 * scale_log2 - b0), *alpha1 = exp2f(m1 * scale_log2 - b1);
+    *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
     m0 = mn0, m1 = mn1;
     float ps0 = 0.f, ps1 = 0.f;
 #pragma unroll
     for (int tt = 0; tt < 16; ++tt) {
-      sc[4 * tt] = exp2f(fmaf(sc[4 * tt], scale_log2, -b0));
-      sc[4 * tt + 1] = exp2f(fmaf(sc[4 * tt + 1], scale_log2, -b0));
-      sc[4 * tt + 2] = exp2f(fmaf(sc[4 * tt + 2], scale_log2, -b1));
-      sc[4 * tt + 3] = exp2f(fmaf(sc[4 * tt + 3], scale_log2, -b1));
+      sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
+      sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
+      sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
+      sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
       ps0 += sc[4 * tt] + sc[4 * tt + 1];
       ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
     }

@@ -31,6 +31,7 @@
 //                       exchange that every thread reads whole. At the fixed geometry its ring is 3
 //                       rows deep, so 9 blocks share an SM instead of 6 (V6Stages). Same fallback.
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/fast_exp2.cuh"
 #include "core/cuda/row_pipeline.cuh"
 #include "core/cuda/rows.cuh"
 #include "core/cuda/vec.cuh"
@@ -191,12 +192,8 @@ V3Launch<T> PickV3(int64_t cols, bool vec_ok) {
 constexpr int kV4MaxThreads = 256;
 constexpr float kLog2e = 1.4426950408889634f;
 
-// 2^x by the SFU (ex2.approx: 2 ulp; exp(x - m) = 2^(x log2 e - m log2 e), one FMA in front).
-__device__ __forceinline__ float FastExp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+// 2^x by the SFU (cuda::FastExp2; exp(x - m) = 2^(x log2 e - m log2 e), one FMA in front).
+using cuda::FastExp2;
 
 // e = 2^(x log2 e - m_log2) for this thread's packs of a row (exp(x - m) with m_log2 = m log2 e, one
 // FMA and one ex2 an element), kept as floats for the write; returns their sum. exp is evaluated once
