@@ -140,6 +140,13 @@ cudaError_t PlanLaunch(Rung r, const Shape& s, bool aligned, Launch* l) {
   l->smem = DynamicSmem(r, aligned);
   l->fused_merge = r == Rung::kV4 && aligned;
   l->plan = PlanSplits(r, s, TargetBlocks(l->kernel, l->smem));
+  // The in-kernel merge stages each split's (max, sum, weight) of the block's heads, 12 bytes a
+  // split a head, in the kernel's shared memory: past that, longer splits.
+  const int64_t max_splits = kMmaSmem / (12 * l->heads_per_block);
+  if (l->fused_merge && l->plan.splits > max_splits) {
+    l->plan.chunk = static_cast<int>(CeilDiv(CeilDiv(s.max_len(), max_splits), kTile) * kTile);
+    l->plan.splits = static_cast<int>(CeilDiv(s.max_len(), l->plan.chunk));
+  }
   return cudaSuccess;
 }
 
