@@ -26,6 +26,8 @@ enum class WorkspaceSlot : int {
   kQuantIntermediate = 16,  // rmsnorm_fp8_quant, silu_mul_fp8_quant cuda_v1_unfused: the bf16 rows
 
   kW4a16Dequantized = 24,   // w4a16_gemm cuda_v1_dequant_then_gemm: the bf16 [N, K] weights
+  kW4a16SplitKPartials = 25,  // w4a16_gemm cuda_v4_mma_gemv, K split: one float per (split, row of A, weight row)
+  kW4a16SplitKCounters = 26,  // w4a16_gemm cuda_v4_mma_gemv, K split: arrivals per row block, left at zero
 };
 
 // Sets *ptr to at least `bytes` of device memory of the current device for `slot`, zero-filled when

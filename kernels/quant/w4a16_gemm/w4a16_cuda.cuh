@@ -19,16 +19,22 @@ struct W4Args {
   const void* scales = nullptr;  // bf16 [N, groups]
   const void* zeros = nullptr;   // bf16 [N, groups]
   const void* w_bf16 = nullptr;  // bf16 [N, K] (the baseline's)
+  const uint32_t* w_tiled = nullptr;  // W's words in the streaming order (W4TiledWord)
   void* c = nullptr;             // bf16 [M, N]
   int64_t m = 0, n = 0, k = 0;
 };
 
 inline W4Args ArgsOf(const Problem& p, std::span<const Tensor> t) {
-  return W4Args{t[0].data,  static_cast<const uint32_t*>(t[1].data),
-                t[2].data,  t[3].data,
-                t[4].data,  t[5].data,
-                p.dim("M"), p.dim("N"),
-                p.dim("K")};
+  return W4Args{.a = t[0].data,
+                .w = static_cast<const uint32_t*>(t[1].data),
+                .scales = t[2].data,
+                .zeros = t[3].data,
+                .w_bf16 = t[4].data,
+                .w_tiled = static_cast<const uint32_t*>(t[5].data),
+                .c = t[6].data,
+                .m = p.dim("M"),
+                .n = p.dim("N"),
+                .k = p.dim("K")};
 }
 
 // M or N = 0: nothing to write; K = 0: C is all zeros. Returns true, with *rc set, when handled.

@@ -11,6 +11,13 @@
 //           [0, 15]); group g covers k = 128g .. 128g+127, the last group is partial when 128 does not
 //           divide K.
 //   The weight of (n, k) is (q - zero) * scale.
+//   W_tiled  the same words in the order the tensor-core rungs stream them (W4TiledWord): for K a
+//           multiple of 128, each 16-row tile's 128-k chunk is one contiguous kilobyte, [half h][lane
+//           (g, t)][4 words], lane (g, t) holding row 16 tile + 8 h + g at k = 128 chunk + 32 t .. +31, the
+//           16 bytes that lane's mma fragments take; a tile's chunks follow each other. So a warp's
+//           16-byte-a-lane load is 512 contiguous bytes and a warp walks its tile's 16 rows as one
+//           linear stream, where W's row-major order gives it 16 runs of 64 bytes, 2 KB apart. Rows past
+//           the last whole tile, and every row when K is not a multiple of 128, stay where W has them.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +49,14 @@ inline uint8_t W4Code(uint32_t word, int j) { return static_cast<uint8_t>((word 
 uint8_t W4CodeAt(uint64_t seed, int64_t n, int64_t k, int64_t K);
 float W4ScaleAt(uint64_t seed, int64_t n, int64_t g);
 float W4ZeroAt(uint64_t seed, int64_t n, int64_t g);
+
+// The index in W_tiled of word `word` (0 .. K/8 - 1) of row n, for an [N, K] weight matrix.
+inline int64_t W4TiledWord(int64_t n, int64_t word, int64_t N, int64_t K) {
+  const int64_t words = K / kW4PerWord;
+  if (K % kW4Group != 0 || n >= N / 16 * 16) return n * words + word;
+  const int64_t chunks = K / kW4Group, c = word / 16, t = (word % 16) / 4, i = word % 4;
+  return (((n / 16) * chunks + c) * 64 + ((n % 16) / 8) * 32 + (n % 8) * 4 + t) * 4 + i;
+}
 
 // The dequantized weight of (n, k) read from the packed tensors (host memory).
 double W4Dequant(const uint32_t* w, const uint16_t* scales, const uint16_t* zeros, int64_t K, int64_t n, int64_t k);

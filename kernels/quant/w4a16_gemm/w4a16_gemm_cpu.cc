@@ -17,7 +17,7 @@ void RunCpu(const Problem& p, std::span<const Tensor> t) {
   const auto* w = static_cast<const uint32_t*>(t[1].data);
   const auto* scales = static_cast<const uint16_t*>(t[2].data);
   const auto* zeros = static_cast<const uint16_t*>(t[3].data);
-  auto* c = static_cast<uint16_t*>(t[5].data);
+  auto* c = static_cast<uint16_t*>(t[6].data);
   std::vector<float> row(static_cast<size_t>(k));
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t kk = 0; kk < k; ++kk) row[kk] = static_cast<float>(W4Dequant(w, scales, zeros, k, j, kk));

@@ -37,6 +37,18 @@ void FillCodes(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
     }
 }
 
+// The same codes in the tensor-core rungs' streaming order (W4TiledWord).
+void FillTiledCodes(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
+  const int64_t n = p.dim("N"), k = p.dim("K"), words = W4Words(k);
+  auto* out = static_cast<uint32_t*>(t.data);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t w = 0; w < words; ++w) {
+      uint8_t q[kW4PerWord];
+      for (int j = 0; j < kW4PerWord; ++j) q[j] = W4CodeAt(seed, r, w * kW4PerWord + j, k);
+      out[W4TiledWord(r, w, n, k)] = PackW4Word(q);
+    }
+}
+
 void FillScales(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
   const int64_t n = p.dim("N"), groups = W4Groups(p.dim("K"));
   auto* out = static_cast<uint16_t*>(t.data);
@@ -105,7 +117,9 @@ OpDef W4a16GemmDefinition() {
       "C[M,N] = A[M,K] * dequant(W)[N,K]^T: A, C bf16 row-major; W 4-bit codes packed 8 to an int32 (the op's "
       "nibble order), a bf16 scale and zero point per 128 k of each row, weight (q - zero) * scale. K_words = K/8 "
       "and groups = ceil(K/128) are derived dims. W_bf16 is the same weights in bf16, read only by the cuBLAS "
-      "baseline and not counted. Cost: A, packed W, scales and zeros read once, C written once; 2MNK FLOPs.";
+      "baseline and not counted; W_tiled is W's words in the order the tensor-core rung streams them (a pre-shuffled "
+      "layout, read instead of W: the same bytes). Cost: A, packed W, scales and zeros read once, C written once; "
+      "2MNK FLOPs.";
   op.dims = {"M", "N", "K", "K_words", "groups"};
   op.dtypes = {Dtype::kBF16};
   op.tensors = {
@@ -114,6 +128,7 @@ OpDef W4a16GemmDefinition() {
       {.name = "scales", .dims = {"N", "groups"}, .fixed_dtype = Dtype::kBF16, .fill = FillScales},
       {.name = "zeros", .dims = {"N", "groups"}, .fixed_dtype = Dtype::kBF16, .fill = FillZeros},
       {.name = "W_bf16", .dims = {"N", "K"}, .fixed_dtype = Dtype::kBF16, .fill = FillDequantized},
+      {.name = "W_tiled", .dims = {"N", "K_words"}, .fixed_dtype = Dtype::kI32, .fill = FillTiledCodes},
       {.name = "C", .dims = {"M", "N"}, .is_output = true},
   };
   op.cost = [](const Problem& p) {

@@ -13,11 +13,13 @@
 // Computing C^T = W A^T puts M on the mma's n = 8 side: one mma per (u, h) and n8 tile of M (1, 2, 4
 // or 8 tiles for M <= 8, 16, 32, 64); columns past M read zeros and are not stored.
 //
-// Two kernels, chosen by GPU measurements (GEMM_README.md, Performance): M <= 8 runs the register-fed
-// template (w4a16_mma_kernel.cuh), one warp a 16-row tile over all of K, each warp requesting its
-// next batch of 4 chunks (weights, and the batch's scales and zero points as one vector load a row)
-// before the current batch's math; M > 8 stages A in shared memory for 128-row blocks
-// (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight rows.
+// Two kernels, chosen by GPU measurements (GEMM_README.md, Performance), both reading W_tiled (the op's
+// pre-shuffled copy of W: each warp load 512 contiguous bytes, each 16-row tile one linear stream):
+// M <= 8 runs the register-fed template (w4a16_mma_kernel.cuh), four warps splitting K over one
+// 16-row tile, each requesting its next batch of 2 chunks (weights, and the batch's scales and zero
+// points as one vector load a row) before the current batch's math; M > 8 stages A in shared memory
+// for 128-row blocks (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight
+// rows, and splits K over blocks where N gives too few of them.
 //
 // Needs K % 128 == 0 and 16-byte aligned A and W; problems whose group count is not a whole number of
 // batches (or whose scales are not aligned to them) take the same kernel with one-group batches;
@@ -38,11 +40,13 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-// M <= 8: the register-fed template, 4 warps a block on 16 rows each over all of K, batches of 4
-// chunks double-buffered (request 1's fastest at M = 1). M > 8: A staged in shared memory by blocks
-// of 8 warps (128 rows), slabs of 4 chunks (M <= 16) or 2 (M <= 64). Any group count: the template
-// with one-group batches.
-using Narrow = GemvMmaShape<1, 1, 1, 4, 4, true, 1>;
+// M <= 8: the register-fed template on W_tiled, 4 warps a block splitting K over one 16-row tile,
+// batches of 2 chunks double-buffered, at most 128 registers (4 blocks an SM): the fastest of seven
+// shapes timed on the H200 (GEMM_README.md), 2 to 4 times the warps of one warp a tile, which left
+// N = 4096 with 256 warps for 132 SMs. M > 8: A staged in shared memory by blocks of 8 warps (128
+// rows), slabs of 4 chunks (M <= 16) or 2 (M <= 64), K split over blocks when the row blocks are few.
+// Any group count: the template with one-group batches on W.
+using Narrow = GemvMmaShape<1, 1, 4, 1, 2, true, 4, true>;
 using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;
 constexpr int kSmemWarps = 8;
 using SlabTakes4 = GemvMmaShape<1, 1, 1, 1, 4, false, 1>;  // only its Takes: whole 4-group batches
@@ -78,13 +82,16 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   int rc = 0;
   if (HandleDegenerate(g, s, &rc)) return rc;
   const Ptrs q = PtrsOf(g);
-  if (g.m <= 8 && Narrow::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
-    Go<Narrow, 1, 1>(g, s);
-  } else if (g.m > 8 && g.m <= 16 && SlabTakes4::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
-    return LaunchGemvMmaSmemA<2, kSmemWarps, 4>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k);
-  } else if (g.m > 16 && SlabTakes2::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
-    return g.m <= 32 ? LaunchGemvMmaSmemA<4, kSmemWarps, 2>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k)
-                     : LaunchGemvMmaSmemA<8, kSmemWarps, 2>(s, q.a, g.w, q.sc, q.z, q.c, g.m, g.n, g.k);
+  const uint32_t* wt = g.w_tiled;  // W's words in the streaming order (w4a16_gemm.h)
+  if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
+    W4Args tiled = g;
+    tiled.w = wt;
+    Go<Narrow, 1, 1>(tiled, s);
+  } else if (g.m > 8 && g.m <= 16 && SlabTakes4::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
+    return LaunchGemvMmaSmemA<2, kSmemWarps, 4, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k);
+  } else if (g.m > 16 && SlabTakes2::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
+    return g.m <= 32 ? LaunchGemvMmaSmemA<4, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k)
+                     : LaunchGemvMmaSmemA<8, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k);
   } else if (OneGroup::Takes(g.a, g.w, g.scales, g.zeros, g.k)) {
     Go<OneGroup, 1, 8>(g, s);
   } else {
@@ -105,9 +112,9 @@ std::string SkipV4(const Problem& p) {
 std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
   if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
-  const void* f = m <= 16   ? (const void*)&GemvMmaSmemA<2, kSmemWarps, 4, 1>
-                  : m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1>
-                            : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1>;
+  const void* f = m <= 16   ? (const void*)&GemvMmaSmemA<2, kSmemWarps, 4, 1, true>
+                  : m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1, true>
+                            : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1, true>;
   const int64_t smem = m <= 16 ? 2 * SmemASlabBytes<2, 4>() : m <= 32 ? 2 * SmemASlabBytes<4, 2>() : 2 * SmemASlabBytes<8, 2>();
   return {{"GemvMmaSmemA", f, 32 * kSmemWarps, smem}};
 }

@@ -9,7 +9,10 @@
 //          vector each, all requested before any math); needs groups % D == 0;
 //   PIPE   double-buffered batches: batch i+1 is requested before batch i's math, so a warp keeps
 //          its loads in flight through its own math instead of relying on other warps;
-//   MINB   __launch_bounds__ minimum blocks per SM (caps registers).
+//   MINB   __launch_bounds__ minimum blocks per SM (caps registers);
+//   TILED  w is W_tiled (w4a16_gemm.h, W4TiledWord): a whole 16-row tile's chunk is one contiguous
+//          kilobyte, so each load of a warp is 512 contiguous bytes; the partial last tile reads the
+//          rows where W has them.
 // For NT >= 4 the loop over a chunk's four 32-k steps is not unrolled: ptxas otherwise requests all
 // four steps' A fragments at once (16 NT registers) and spills.
 // Needs K % 128 == 0 and 16-byte aligned A and W.
@@ -92,7 +95,7 @@ struct W4Batch {
   typename W4Groups<D>::T s[MT][2], z[MT][2];
 };
 
-template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+template <int NT, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, bool TILED = false>
 __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
     GemvMmaT(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
              const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
@@ -105,6 +108,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * (16 * MT * WN) + wn * 16 * MT;
   const int64_t words = k / kW4PerWord, groups = k / kW4Group, chunks = k / kW4Group;
   const uint4* wr[MT][2];
+  int cstride[MT];  // 16-byte pieces from one chunk of a lane's row to the next
   const GT *sr[MT][2], *zr[MT][2];
   // This warp's chunks: a contiguous range of whole batches (the launcher makes groups % D == 0).
   const int64_t batches = chunks / D, per = (batches + SPLIT - 1) / SPLIT;
@@ -114,7 +118,14 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int64_t row = min(n0 + 16 * mt + 8 * r + g, n - 1);  // clamped loads, guarded stores
-      wr[mt][r] = reinterpret_cast<const uint4*>(w + row * words) + t + c0 * 4;
+      const int64_t tile = (n0 + 16 * mt) / 16;
+      if (TILED && 16 * tile + 16 <= n) {
+        wr[mt][r] = reinterpret_cast<const uint4*>(w) + (tile * chunks + c0) * 64 + r * 32 + lane;
+        cstride[mt] = 64;
+      } else {
+        wr[mt][r] = reinterpret_cast<const uint4*>(w + row * words) + t + c0 * 4;
+        cstride[mt] = 4;
+      }
       sr[mt][r] = reinterpret_cast<const GT*>(scales + row * groups + c0);
       zr[mt][r] = reinterpret_cast<const GT*>(zeros + row * groups + c0);
     }
@@ -125,7 +136,7 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
 #pragma unroll
-        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * 4);
+        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * (TILED ? cstride[mt] : 4));
         b.s[mt][r] = __ldg(sr[mt][r] + j0 / D);
         b.z[mt][r] = __ldg(zr[mt][r] + j0 / D);
       }
@@ -253,8 +264,9 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
 }
 
 // The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
-template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB>
+template <int NTMAX, int MT, int SPLIT, int WN, int D, bool PIPE, int MINB, bool TILED = false>
 struct GemvMmaShape {
+  static constexpr bool kTiled = TILED;
   static constexpr int kThreads = 32 * SPLIT * WN;
   static constexpr int kRows = 16 * MT * WN;
   // The problems this shape takes: whole batches of D groups, 16-byte aligned A and W, scales and
@@ -265,7 +277,7 @@ struct GemvMmaShape {
   }
   template <int NT>
   static const void* Kernel() {
-    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB>);
+    return reinterpret_cast<const void*>(&GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, TILED>);
   }
   static const void* KernelFor(int64_t m) {
     if (m <= 8 || NTMAX < 2) return Kernel<1>();
@@ -279,7 +291,7 @@ struct GemvMmaShape {
   template <int NT>
   static void Go(unsigned grid, cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                  const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
-    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
+    GemvMmaT<NT, MT, SPLIT, WN, D, PIPE, MINB, TILED><<<grid, kThreads, 0, s>>>(a, w, sc, z, c, m, n, k);
   }
   // M must be <= 8 * NTMAX (the caller's skip_reason says so).
   static void Launch(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,

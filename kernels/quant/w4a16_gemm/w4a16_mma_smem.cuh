@@ -7,14 +7,21 @@
 // permuted, [chunk][u][row][t][8 k], so that a warp's 16-byte fragment reads (row g, 16 bytes t)
 // are 512 contiguous bytes: no bank conflicts. Weights, scales and zero points are register-fed,
 // double-buffered batches as in the template. Needs groups % D == 0, 16-byte aligned A and W, scales
-// aligned to D-group vectors (GemvMmaShape::Takes says the same).
+// aligned to D-group vectors (GemvMmaShape::Takes says the same). TILED: w is W_tiled, as in the
+// register-fed template.
+// Split K (grid.y = ksplit > 1): a shape with few row blocks (N = 4096 is 32 of them for 132 SMs)
+// gives each block a range of the slabs; the blocks of a row block write f32 partials and the last
+// to arrive sums them in split order (bitwise repeatable), as the GEMM family's split-K GEMV does.
 #pragma once
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
+#include "core/cuda/workspace.cuh"
 #include "gemm/gemm/gemm_ptx.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_magic.cuh"
@@ -27,11 +34,12 @@ constexpr int SmemASlabBytes() {
   return 8 * NT * D * kW4Group * 2;
 }
 
-template <int NT, int WN, int D, int MINB>
+template <int NT, int WN, int D, int MINB, bool TILED = false>
 __global__ void __launch_bounds__(32 * WN, MINB)
     GemvMmaSmemA(const __nv_bfloat16* __restrict__ a, const uint32_t* __restrict__ w,
                  const __nv_bfloat16* __restrict__ scales, const __nv_bfloat16* __restrict__ zeros,
-                 __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k) {
+                 __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k, int per_split,
+                 float* __restrict__ part, unsigned* __restrict__ counters) {
   namespace ptx = gemm::ptx;
   using GT = typename W4Groups<D>::T;
   constexpr int kMp = 8 * NT;                 // rows of A staged
@@ -41,13 +49,20 @@ __global__ void __launch_bounds__(32 * WN, MINB)
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * (16 * WN) + warp * 16;
-  const int64_t words = k / kW4PerWord, groups = k / kW4Group, batches = k / kW4Group / D;
+  const int64_t words = k / kW4PerWord, groups = k / kW4Group;
+  // This block's slabs: [s0, s0 + batches) of the k / (128 D) (all of them without a split).
+  const int64_t s0 = static_cast<int64_t>(blockIdx.y) * per_split;
+  const int64_t left = k / kW4Group / D - s0;
+  const int64_t batches = left < 0 ? 0 : (left < per_split ? left : per_split);
   const uint4* wr[2];
   const GT *sr[2], *zr[2];
+  const bool tiled = TILED && n0 + 16 <= n;
+  const int cstride = tiled ? 64 : 4;  // 16-byte pieces from one chunk of a lane's row to the next
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t row = min(n0 + 8 * r + g, n - 1);  // clamped loads, guarded stores
-    wr[r] = reinterpret_cast<const uint4*>(w + row * words) + t;
+    wr[r] = tiled ? reinterpret_cast<const uint4*>(w) + (n0 / 16) * (k / kW4Group) * 64 + r * 32 + lane
+                  : reinterpret_cast<const uint4*>(w + row * words) + t;
     sr[r] = reinterpret_cast<const GT*>(scales + row * groups);
     zr[r] = reinterpret_cast<const GT*>(zeros + row * groups);
   }
@@ -60,7 +75,7 @@ __global__ void __launch_bounds__(32 * WN, MINB)
       const int d = kk / kW4Group, r = kk % kW4Group, tt = r / 32, u = (r % 32) / 8;
       const uint32_t dst = sbase + buf * kSlab + (((d * 4 + u) * kMp + mrow) * 4 + tt) * 16;
       const bool in = mrow < m;
-      ptx::CpAsync16(dst, in ? a + mrow * k + bi * D * kW4Group + kk : a, in);
+      ptx::CpAsync16(dst, in ? a + mrow * k + (s0 + bi) * D * kW4Group + kk : a, in);
     }
     ptx::CpAsyncCommit();
   };
@@ -68,9 +83,9 @@ __global__ void __launch_bounds__(32 * WN, MINB)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
 #pragma unroll
-      for (int d = 0; d < D; ++d) b.w[0][r][d] = LoadStream(wr[r] + (bi * D + d) * 4);
-      b.s[0][r] = __ldg(sr[r] + bi);
-      b.z[0][r] = __ldg(zr[r] + bi);
+      for (int d = 0; d < D; ++d) b.w[0][r][d] = LoadStream(wr[r] + ((s0 + bi) * D + d) * cstride);
+      b.s[0][r] = __ldg(sr[r] + s0 + bi);
+      b.z[0][r] = __ldg(zr[r] + s0 + bi);
     }
   };
 
@@ -143,27 +158,84 @@ __global__ void __launch_bounds__(32 * WN, MINB)
     step(b0, b1, bi);
     if (bi + 1 < batches) step(b1, b0, bi + 1);
   }
+  if (gridDim.y == 1) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
+        if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[nt][i]);
+      }
+    return;
+  }
+  // Split K: partial [split][M][N]; the last block of this row block to arrive sums the splits.
+  float* mine = part + static_cast<int64_t>(blockIdx.y) * m * n;
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
-      if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[nt][i]);
+      if (row < n && col < m) mine[col * n + row] = acc[nt][i];
     }
+  __shared__ bool last;
+  __threadfence();  // this thread's partials are visible device-wide before the block counts in
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
+    if (last) counters[blockIdx.x] = 0;  // left at zero for the next launch
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int64_t left_rows = n - static_cast<int64_t>(blockIdx.x) * 16 * WN;
+  const int64_t rows = left_rows < 16 * WN ? left_rows : 16 * WN;
+  for (int64_t e = threadIdx.x; e < m * rows; e += 32 * WN) {
+    const int64_t col = e / rows, row = static_cast<int64_t>(blockIdx.x) * 16 * WN + e % rows;
+    float sum = 0.0f;
+    for (unsigned sp = 0; sp < gridDim.y; ++sp) sum += __ldcg(part + (sp * m + col) * n + row);
+    c[col * n + row] = __float2bfloat16_rn(sum);
+  }
 }
 
-// The launch (grid of 16 WN rows a block, two slabs of dynamic shared memory); a cudaError_t as int.
-template <int NT, int WN, int D>
+// The launch: a grid of 16 WN rows a block, two slabs of dynamic shared memory, and K split over
+// grid.y when the row blocks alone would leave most SMs idle (then as many blocks as the SMs hold at
+// once). A cudaError_t as int.
+template <int NT, int WN, int D, bool TILED = false>
 int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                        const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
   constexpr int kSmem = 2 * SmemASlabBytes<NT, D>();
+  const auto* kernel = reinterpret_cast<const void*>(&GemvMmaSmemA<NT, WN, D, 1, TILED>);
   if constexpr (kSmem > 48 * 1024) {
-    static const cudaError_t attr = cudaFuncSetAttribute(
-        reinterpret_cast<const void*>(&GemvMmaSmemA<NT, WN, D, 1>), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (attr != cudaSuccess) return static_cast<int>(attr);
   }
-  GemvMmaSmemA<NT, WN, D, 1><<<static_cast<unsigned>((n + 16 * WN - 1) / (16 * WN)), 32 * WN, kSmem, s>>>(a, w, sc, z, c,
-                                                                                                       m, n, k);
+  const int64_t row_blocks = (n + 16 * WN - 1) / (16 * WN), slabs = k / kW4Group / D;
+  const int64_t want = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * WN, kSmem));
+  int device = 0, sms = 1;
+  KB_CUDA_TRY(cudaGetDevice(&device));
+  KB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // Only where half the SMs or more would idle: on the H200 at M = 16, N = 4096 (32 row blocks) the
+  // split took 4096 x 4096 from 23.5 to 16.0 us and 4096 x 14336 from 74 to 30 us, but N = 14336
+  // (112 row blocks) went from 28 to 33 us with two splits (the partials' traffic and the merge).
+  int64_t per = slabs, splits = 1;
+  if (2 * row_blocks <= sms && slabs > 1) {
+    per = std::max<int64_t>(1, (slabs * row_blocks + want - 1) / want);
+    splits = (slabs + per - 1) / per;
+  }
+  float* part = nullptr;
+  unsigned* counters = nullptr;
+  if (splits > 1) {
+    void* p = nullptr;
+    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,
+                                   static_cast<size_t>(splits * m * n) * sizeof(float), s, &p));
+    part = static_cast<float*>(p);
+    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKCounters,
+                                   static_cast<size_t>(row_blocks) * sizeof(unsigned), s, &p));
+    counters = static_cast<unsigned*>(p);
+  }
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(splits));
+  GemvMmaSmemA<NT, WN, D, 1, TILED><<<grid, 32 * WN, kSmem, s>>>(a, w, sc, z, c, m, n, k, static_cast<int>(per), part,
+                                                                 counters);
   KB_LAUNCH_CHECK();
   return 0;
 }

@@ -72,6 +72,41 @@ TEST(W4a16Fills, DequantizedCopyMatchesThePackedWeights) {
   EXPECT_EQ(distinct_codes, 16);
 }
 
+// W_tiled holds W's words, each once, where W4TiledWord puts them: a 16-row tile's 128-k chunk as
+// one kilobyte in the mma lanes' order, rows past the last whole tile (and K off 128) as in W.
+TEST(W4a16Fills, TiledCopyIsAPermutationOfThePackedWords) {
+  const OpDef& op = GetOp("w4a16_gemm");
+  // Word positions of the layout, by hand (K = 256: 2 chunks of 16 words a row, a tile 512 words).
+  EXPECT_EQ(W4TiledWord(0, 0, 37, 256), 0);
+  EXPECT_EQ(W4TiledWord(0, 1, 37, 256), 1);
+  EXPECT_EQ(W4TiledWord(0, 4, 37, 256), 4);     // lane t = 1 of row 0
+  EXPECT_EQ(W4TiledWord(1, 0, 37, 256), 16);    // lane g = 1
+  EXPECT_EQ(W4TiledWord(8, 0, 37, 256), 128);   // the second half of the tile's chunk
+  EXPECT_EQ(W4TiledWord(0, 16, 37, 256), 256);  // chunk 1: the next kilobyte
+  EXPECT_EQ(W4TiledWord(16, 0, 37, 256), 512);  // tile 1
+  EXPECT_EQ(W4TiledWord(32, 5, 37, 256), 32 * 32 + 5);  // past the last whole tile: W's place
+  EXPECT_EQ(W4TiledWord(3, 5, 37, 200), 3 * 25 + 5);    // K off 128: W's order
+  for (const int64_t k : {256, 200}) {
+    const Problem p = Mnk(op, 1, 37, k);
+    testing::HostTensors h = testing::Allocate(op, p);
+    testing::FillInputsPoisonOutputs(op, h, 9);
+    ASSERT_EQ(op.tensors[5].name, "W_tiled");
+    const auto* w = static_cast<const uint32_t*>(h.tensors[1].data);
+    const auto* tiled = static_cast<const uint32_t*>(h.tensors[5].data);
+    const int64_t words = W4Words(k);
+    std::vector<int> hits(static_cast<size_t>(37 * words));
+    for (int64_t n = 0; n < 37; ++n)
+      for (int64_t i = 0; i < words; ++i) {
+        const int64_t at = W4TiledWord(n, i, 37, k);
+        ASSERT_GE(at, 0);
+        ASSERT_LT(at, 37 * words);
+        ++hits[static_cast<size_t>(at)];
+        ASSERT_EQ(tiled[at], w[n * words + i]) << "K " << k << " row " << n << " word " << i;
+      }
+    for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << "K " << k << " word " << i;
+  }
+}
+
 TEST(W4a16Reference, HandExample) {
   const OpDef& op = GetOp("w4a16_gemm");
   // M = 1, N = 2, K = 8: one word a row. Row 0 codes 0..7, zero 2, scale 0.5; row 1 all 15, zero 0,
@@ -83,8 +118,8 @@ TEST(W4a16Reference, HandExample) {
   uint32_t w[2] = {PackW4Word(q0), PackW4Word(q1)};
   uint16_t s[2] = {FloatToBf16(0.5f), FloatToBf16(1.0f)}, z[2] = {FloatToBf16(2.0f), FloatToBf16(0.0f)};
   uint16_t wd[16] = {}, c[2] = {};
-  const Tensor in[5] = {
-      {a, 8, Dtype::kBF16}, {w, 2, Dtype::kI32}, {s, 2, Dtype::kBF16}, {z, 2, Dtype::kBF16}, {wd, 16, Dtype::kBF16}};
+  const Tensor in[6] = {{a, 8, Dtype::kBF16}, {w, 2, Dtype::kI32},   {s, 2, Dtype::kBF16},
+                        {z, 2, Dtype::kBF16}, {wd, 16, Dtype::kBF16}, {w, 2, Dtype::kI32}};
   const auto out = testing::RunReference(op, p, in);
   // Row 0: 1 * (0 - 2) * 0.5 + 2 * (7 - 2) * 0.5 = -1 + 5 = 4. Row 1: 1 * 15 + 2 * 15 = 45.
   EXPECT_EQ(out.at(0), (std::vector<double>{4.0, 45.0}));
