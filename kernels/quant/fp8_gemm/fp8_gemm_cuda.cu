@@ -28,57 +28,104 @@ __device__ __forceinline__ float E4m3ToFloat(uint8_t v) {
 }
 
 // Block (16, 16): thread (x, y) of tile (tile_n, tile_m) computes C[row][col]; A's rows and B's rows
-// (both K-major) are staged 16 k at a time. Acc is T: float for the rung, double for the reference.
-// k_blocks > 0: block scales, applied to each 128-k partial sum as (scale_a * scale_b) * partial.
-template <typename Acc>
+// (both K-major) are staged 16 k at a time, widened to f32. k_blocks > 0: block scales, applied to
+// each 128-k partial sum as (scale_a * scale_b) * partial.
 __global__ void __launch_bounds__(kTile* kTile)
     Fp8GemmTiled(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, const float* __restrict__ scale_a,
-                 const float* __restrict__ scale_b, __nv_bfloat16* __restrict__ c_bf16, double* __restrict__ c_f64,
-                 int64_t m, int64_t n, int64_t k, int64_t k_blocks) {
-  __shared__ Acc as[kTile][kTile + 1];
-  __shared__ Acc bs[kTile][kTile + 1];
+                 const float* __restrict__ scale_b, __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k,
+                 int64_t k_blocks) {
+  __shared__ float as[kTile][kTile + 1];
+  __shared__ float bs[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t col = static_cast<int64_t>(blockIdx.x) * kTile + tx;
   const int64_t brow = static_cast<int64_t>(blockIdx.x) * kTile + ty;  // the B row this thread loads
   const int64_t tiles_m = (m + kTile - 1) / kTile;
   for (int64_t tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
     const int64_t row = tile_m * kTile + ty;
-    Acc acc = 0, part = 0;
+    float acc = 0, part = 0;
     for (int64_t k0 = 0; k0 < k; k0 += kTile) {
       const int64_t kk = k0 + tx;
-      as[ty][tx] = row < m && kk < k ? static_cast<Acc>(E4m3ToFloat(a[row * k + kk])) : Acc(0);
-      bs[tx][ty] = brow < n && kk < k ? static_cast<Acc>(E4m3ToFloat(b[brow * k + kk])) : Acc(0);  // bs[k][n]
+      as[ty][tx] = row < m && kk < k ? E4m3ToFloat(a[row * k + kk]) : 0.0f;
+      bs[tx][ty] = brow < n && kk < k ? E4m3ToFloat(b[brow * k + kk]) : 0.0f;  // bs[k][n]
       __syncthreads();
 #pragma unroll
       for (int q = 0; q < kTile; ++q) part += as[ty][q] * bs[q][tx];
       __syncthreads();
       if (k_blocks > 0 && ((k0 + kTile) % 128 == 0 || k0 + kTile >= k)) {
         const int64_t kb = k0 / 128;
-        if (row < m && col < n)
-          acc +=
-              (static_cast<Acc>(scale_a[kb * m + row]) * static_cast<Acc>(scale_b[(col / 128) * k_blocks + kb])) * part;
+        if (row < m && col < n) acc += (scale_a[kb * m + row] * scale_b[(col / 128) * k_blocks + kb]) * part;
         part = 0;
       }
     }
-    if (row < m && col < n) {
-      if (k_blocks > 0) {
-        if (c_f64 != nullptr)
-          c_f64[row * n + col] = static_cast<double>(acc);
-        else
-          c_bf16[row * n + col] = __float2bfloat16_rn(static_cast<float>(acc));
-      } else if (c_f64 != nullptr) {
-        c_f64[row * n + col] =
-            static_cast<double>(*scale_a) * static_cast<double>(*scale_b) * static_cast<double>(part);
-      } else {
-        c_bf16[row * n + col] = __float2bfloat16_rn(static_cast<float>(part) * (*scale_a * *scale_b));
-      }
-    }
+    if (row < m && col < n)
+      c[row * n + col] = __float2bfloat16_rn(k_blocks > 0 ? acc : part * (*scale_a * *scale_b));
   }
 }
 
 dim3 TiledGrid(int64_t m, int64_t n) {
   return dim3(static_cast<unsigned>(cuda::CeilDiv(n, kTile)),
               static_cast<unsigned>(std::min<int64_t>(cuda::CeilDiv(m, kTile), kMaxGridY)));
+}
+
+// ---- fp64 device reference ----------------------------------------------------------------------
+// Every E4M3 value is a multiple of 2^-9 below 2^9, so each product is a multiple of 2^-18 below 2^18
+// and every partial sum of up to 2^13 of them a multiple of 2^-18 below 2^31: 49 bits, exact in
+// double whatever the order. A 16 x 16 block computes 64 x 64 outputs, 4 x 4 a thread (register
+// tiles: 8192^3 is 5.5 * 10^11 fp64 FMAs, which one output a thread, two shared loads an FMA, took
+// past a request's time); block scales multiply each 128-k partial sum in double, as the CPU does.
+constexpr int kRefThreads = 16, kRefMicro = 4, kRefTile = kRefThreads * kRefMicro, kRefK = 16;
+static_assert(128 % kRefK == 0, "a shared-memory step never crosses a 128-k scale block");
+
+__global__ void __launch_bounds__(kRefThreads* kRefThreads)
+    Fp8ReferenceF64(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, const float* __restrict__ scale_a,
+                    const float* __restrict__ scale_b, double* __restrict__ c, int64_t m, int64_t n, int64_t k,
+                    int64_t k_blocks) {
+  __shared__ double as[kRefTile][kRefK + 1];  // [row of A][k]
+  __shared__ double bs[kRefK][kRefTile + 1];  // [k][row of B]
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kRefThreads + tx;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kRefTile;
+  const int64_t tiles_m = (m + kRefTile - 1) / kRefTile;
+  for (int64_t tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
+    const int64_t m0 = tile_m * kRefTile;
+    double acc[kRefMicro][kRefMicro] = {}, part[kRefMicro][kRefMicro] = {};
+    for (int64_t k0 = 0; k0 < k; k0 += kRefK) {
+#pragma unroll
+      for (int i = 0; i < kRefTile * kRefK / (kRefThreads * kRefThreads); ++i) {
+        const int e = tid + i * kRefThreads * kRefThreads, r = e / kRefK, q = e % kRefK;
+        const int64_t arow = m0 + r, brow = n0 + r, kk = k0 + q;
+        as[r][q] = arow < m && kk < k ? static_cast<double>(E4m3ToFloat(a[arow * k + kk])) : 0.0;
+        bs[q][r] = brow < n && kk < k ? static_cast<double>(E4m3ToFloat(b[brow * k + kk])) : 0.0;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kRefK; ++q)
+#pragma unroll
+        for (int i = 0; i < kRefMicro; ++i)
+#pragma unroll
+          for (int j = 0; j < kRefMicro; ++j) part[i][j] += as[ty + kRefThreads * i][q] * bs[q][tx + kRefThreads * j];
+      __syncthreads();
+      if (k_blocks > 0 && ((k0 + kRefK) % 128 == 0 || k0 + kRefK >= k)) {
+        const int64_t kb = k0 / 128;
+#pragma unroll
+        for (int i = 0; i < kRefMicro; ++i)
+#pragma unroll
+          for (int j = 0; j < kRefMicro; ++j) {
+            const int64_t row = min(m0 + ty + kRefThreads * i, m - 1), col = min(n0 + tx + kRefThreads * j, n - 1);
+            acc[i][j] += static_cast<double>(scale_a[kb * m + row]) *
+                         static_cast<double>(scale_b[(col / 128) * k_blocks + kb]) * part[i][j];
+            part[i][j] = 0.0;
+          }
+      }
+    }
+    const double per_tensor = k_blocks > 0 ? 1.0 : static_cast<double>(*scale_a) * static_cast<double>(*scale_b);
+#pragma unroll
+    for (int i = 0; i < kRefMicro; ++i)
+#pragma unroll
+      for (int j = 0; j < kRefMicro; ++j) {
+        const int64_t row = m0 + ty + kRefThreads * i, col = n0 + tx + kRefThreads * j;
+        if (row < m && col < n) c[row * n + col] = k_blocks > 0 ? acc[i][j] : per_tensor * part[i][j];
+      }
+  }
 }
 
 }  // namespace
@@ -89,11 +136,11 @@ int RunFp8ReferenceF64(const Problem& p, std::span<const Tensor> in, std::span<d
   if (out.empty() || in.size() < 4) return static_cast<int>(cudaErrorInvalidValue);
   if (m <= 0 || n <= 0) return 0;
   if (k <= 0) return static_cast<int>(cudaMemsetAsync(out[0], 0, static_cast<size_t>(m * n) * sizeof(double), s));
-  // Products of E4M3 values are exact in double and so is their sum order (ascending k, as the CPU
-  // reference); the scales multiply the sum in double, as there.
-  Fp8GemmTiled<double><<<TiledGrid(m, n), dim3(kTile, kTile), 0, s>>>(
+  const dim3 grid(static_cast<unsigned>(cuda::CeilDiv(n, kRefTile)),
+                  static_cast<unsigned>(std::min<int64_t>(cuda::CeilDiv(m, kRefTile), kMaxGridY)));
+  Fp8ReferenceF64<<<grid, dim3(kRefThreads, kRefThreads), 0, s>>>(
       static_cast<const uint8_t*>(in[0].data), static_cast<const uint8_t*>(in[1].data),
-      static_cast<const float*>(in[2].data), static_cast<const float*>(in[3].data), nullptr, out[0], m, n, k,
+      static_cast<const float*>(in[2].data), static_cast<const float*>(in[3].data), out[0], m, n, k,
       std::max<int64_t>(p.dim("K_blocks"), 0));
   KB_LAUNCH_CHECK();
   return 0;
@@ -110,14 +157,15 @@ int RunSimt(const Problem& p, std::span<const Tensor> t, void* stream) {
 }
 
 std::vector<LaunchInfo> LaunchesSimt(const Problem&) {
-  return {{"Fp8GemmTiled<float>", (const void*)&Fp8GemmTiled<float>, kTile * kTile, 0}};
+  return {{"Fp8GemmTiled", (const void*)&Fp8GemmTiled, kTile * kTile, 0}};
 }
 
 }  // namespace
 
 int LaunchFp8Simt(const Fp8Args& g, cudaStream_t s) {
-  Fp8GemmTiled<float><<<TiledGrid(g.m, g.n), dim3(kTile, kTile), 0, s>>>(
-      g.a, g.b, g.scale_a, g.scale_b, static_cast<__nv_bfloat16*>(g.c), nullptr, g.m, g.n, g.k, g.k_blocks);
+  Fp8GemmTiled<<<TiledGrid(g.m, g.n), dim3(kTile, kTile), 0, s>>>(g.a, g.b, g.scale_a, g.scale_b,
+                                                                   static_cast<__nv_bfloat16*>(g.c), g.m, g.n, g.k,
+                                                                   g.k_blocks);
   KB_LAUNCH_CHECK();
   return 0;
 }

@@ -11,7 +11,7 @@
 //     bf16 rung's 64x256.
 //   - Block scales (fp8_gemm_block, DeepSeek-V3's recipe): the promotion multiplies each 128-k tile's
 //     partial sums by scale_a of its row and k block times scale_b of its 128x128 weight block, so
-//     they cost nothing but two scalar loads and an FMA instead of an add a k tile.
+//     they cost an FMA instead of an add a k tile and three scalar loads, issued a k tile ahead.
 //   - The epilogue multiplies by scale_a * scale_b (read once from the device scalars) before
 //     rounding to bf16; it goes out through 64x64 swizzled shared-memory boxes and TMA stores as in the
 //     bf16 rung.
@@ -178,7 +178,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     // block (the block tile is exactly one 128-column block of B), and the epilogue multiplies by 1.
     const float scale = k_blocks > 0 ? 1.0f : *scale_a * *scale_b;
     const int r0 = warp * 16 + lane / 4;  // and r0 + 8: this thread's accumulator rows in its 64
+    const int n_blocks = (n + 127) / 128;
     float acc[64 * kHalves], part[64];
+    // Block scales of one k tile for this thread's two rows and the tile's kHalves weight blocks
+    // (clamped to the last row and block: those outputs are never stored). Loaded one k tile ahead:
+    // loaded after the wgmmas that need them, their global round trip sat between every k tile's math
+    // and its promotion, about as long as the math itself.
+    struct Scales {
+      float a0, a1, b[kHalves];
+    };
+    const auto load_scales = [&](int tm, int tn, int kt, Scales& sc) {
+      const int row = tm * kBM + consumer * 64 + r0;
+      sc.a0 = __ldg(scale_a + static_cast<int64_t>(kt) * m + min(row, m - 1));
+      sc.a1 = __ldg(scale_a + static_cast<int64_t>(kt) * m + min(row + 8, m - 1));
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h)
+        sc.b[h] = __ldg(scale_b + static_cast<int64_t>(min(tn * kHalves + h, n_blocks - 1)) * k_blocks + kt);
+    };
     int stage = 0;
     uint32_t phase = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -186,7 +202,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       TileOf(tile, tiles_m, tiles_n, &tm, &tn);
 #pragma unroll
       for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
+      Scales cur{}, next{};
+      if (k_blocks > 0) load_scales(tm, tn, 0, cur);
       for (int kt = 0; kt < k_tiles; ++kt) {
+        if (k_blocks > 0 && kt + 1 < k_tiles) load_scales(tm, tn, kt + 1, next);
         ptx::MbarWait(full_bar + 8 * stage, phase);
         __syncwarp();
         const uint32_t sa = base + stage * kStageBytes + consumer * (64 * 128);
@@ -207,10 +226,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
           float* dst = acc + 64 * h;
           if (k_blocks > 0) {
-            const int row = tm * kBM + consumer * 64 + r0;
-            const float sb_scale = scale_b[static_cast<int64_t>(tn * kHalves + h) * k_blocks + kt];
-            const float s0 = scale_a[static_cast<int64_t>(kt) * m + min(row, m - 1)] * sb_scale;
-            const float s1 = scale_a[static_cast<int64_t>(kt) * m + min(row + 8, m - 1)] * sb_scale;
+            const float s0 = cur.a0 * cur.b[h], s1 = cur.a1 * cur.b[h];
 #pragma unroll
             for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
           } else {
@@ -219,6 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
         if (++stage == kStages) stage = 0, phase ^= 1;
+        cur = next;
       }
       const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
 #pragma unroll
