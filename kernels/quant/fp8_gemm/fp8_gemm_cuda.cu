@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "quant/common/ref_tile_f64.cuh"
 #include "quant/fp8_gemm/fp8_cuda.cuh"
 #include "quant/fp8_gemm/fp8_gemm.h"
 
@@ -70,18 +71,20 @@ dim3 TiledGrid(int64_t m, int64_t n) {
 // ---- fp64 device reference ----------------------------------------------------------------------
 // Every E4M3 value is a multiple of 2^-9 below 2^9, so each product is a multiple of 2^-18 below 2^18
 // and every partial sum of up to 2^13 of them a multiple of 2^-18 below 2^31: 49 bits, exact in
-// double whatever the order. A 16 x 16 block computes 64 x 64 outputs, 4 x 4 a thread (register
-// tiles: 8192^3 is 5.5 * 10^11 fp64 FMAs, which one output a thread, two shared loads an FMA, took
-// past a request's time); block scales multiply each 128-k partial sum in double, as the CPU does.
-constexpr int kRefThreads = 16, kRefMicro = 4, kRefTile = kRefThreads * kRefMicro, kRefK = 16;
+// double whatever the order. Register tiles (quant/common/ref_tile_f64.cuh): 8192^3 is 5.5 * 10^11
+// fp64 FMAs, which one output a thread, two shared loads an FMA, took past a request's time; block
+// scales multiply each 128-k partial sum in double, as the CPU does.
+using quant::kRefK;
+using quant::kRefMicro;
+using quant::kRefThreads;
+using quant::kRefTile;
 static_assert(128 % kRefK == 0, "a shared-memory step never crosses a 128-k scale block");
 
 __global__ void __launch_bounds__(kRefThreads* kRefThreads)
     Fp8ReferenceF64(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, const float* __restrict__ scale_a,
                     const float* __restrict__ scale_b, double* __restrict__ c, int64_t m, int64_t n, int64_t k,
                     int64_t k_blocks) {
-  __shared__ double as[kRefTile][kRefK + 1];  // [row of A][k]
-  __shared__ double bs[kRefK][kRefTile + 1];  // [k][row of B]
+  __shared__ quant::RefTiles tiles;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kRefThreads + tx;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kRefTile;
   const int64_t tiles_m = (m + kRefTile - 1) / kRefTile;
@@ -93,16 +96,11 @@ __global__ void __launch_bounds__(kRefThreads* kRefThreads)
       for (int i = 0; i < kRefTile * kRefK / (kRefThreads * kRefThreads); ++i) {
         const int e = tid + i * kRefThreads * kRefThreads, r = e / kRefK, q = e % kRefK;
         const int64_t arow = m0 + r, brow = n0 + r, kk = k0 + q;
-        as[r][q] = arow < m && kk < k ? static_cast<double>(E4m3ToFloat(a[arow * k + kk])) : 0.0;
-        bs[q][r] = brow < n && kk < k ? static_cast<double>(E4m3ToFloat(b[brow * k + kk])) : 0.0;
+        tiles.a[r][q] = arow < m && kk < k ? static_cast<double>(E4m3ToFloat(a[arow * k + kk])) : 0.0;
+        tiles.b[q][r] = brow < n && kk < k ? static_cast<double>(E4m3ToFloat(b[brow * k + kk])) : 0.0;
       }
       __syncthreads();
-#pragma unroll
-      for (int q = 0; q < kRefK; ++q)
-#pragma unroll
-        for (int i = 0; i < kRefMicro; ++i)
-#pragma unroll
-          for (int j = 0; j < kRefMicro; ++j) part[i][j] += as[ty + kRefThreads * i][q] * bs[q][tx + kRefThreads * j];
+      quant::RefAccumulate(tiles, tx, ty, part);
       __syncthreads();
       if (k_blocks > 0 && ((k0 + kRefK) % 128 == 0 || k0 + kRefK >= k)) {
         const int64_t kb = k0 / 128;
@@ -117,14 +115,10 @@ __global__ void __launch_bounds__(kRefThreads* kRefThreads)
           }
       }
     }
-    const double per_tensor = k_blocks > 0 ? 1.0 : static_cast<double>(*scale_a) * static_cast<double>(*scale_b);
-#pragma unroll
-    for (int i = 0; i < kRefMicro; ++i)
-#pragma unroll
-      for (int j = 0; j < kRefMicro; ++j) {
-        const int64_t row = m0 + ty + kRefThreads * i, col = n0 + tx + kRefThreads * j;
-        if (row < m && col < n) c[row * n + col] = k_blocks > 0 ? acc[i][j] : per_tensor * part[i][j];
-      }
+    if (k_blocks > 0)
+      quant::RefStore(acc, 1.0, c, m0, n0, m, n, tx, ty);
+    else
+      quant::RefStore(part, static_cast<double>(*scale_a) * static_cast<double>(*scale_b), c, m0, n0, m, n, tx, ty);
   }
 }
 

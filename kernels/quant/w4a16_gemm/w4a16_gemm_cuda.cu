@@ -19,6 +19,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/vec.cuh"
 #include "core/cuda/workspace.cuh"
+#include "quant/common/ref_tile_f64.cuh"
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 
@@ -150,32 +151,30 @@ std::vector<LaunchInfo> LaunchesDequant(const Problem&) {
 std::vector<LaunchInfo> NoOwnKernels(const Problem&) { return {}; }
 
 // ---- fp64 device reference ----------------------------------------------------------------------
-constexpr int kRefThreads = 16;                       // a block is 16 x 16 threads
-constexpr int kRefMicro = 4;                          // each computing 4 x 4 elements of C
-constexpr int kRefTile = kRefThreads * kRefMicro;     // 64 x 64 elements of C a block
-constexpr int kRefK = 16;                             // k a shared-memory step
+using quant::kRefK;
+using quant::kRefThreads;
+using quant::kRefTile;
 
 // Thread (tx, ty) computes C rows m0 + ty + 16i and columns n0 + tx + 16j (i, j < 4), the weights
 // dequantized in the tile loads exactly as the CPU reference does; each element summed in ascending
-// k like it, so the two agree to rounding. (Register tiles: the prefill shapes' 10^11 fp64 FMAs.)
+// k like it, so the two agree to rounding (quant/common/ref_tile_f64.cuh).
 __global__ void __launch_bounds__(kRefThreads* kRefThreads)
     W4a16ReferenceF64(const bf16* __restrict__ a, const uint32_t* __restrict__ w, const bf16* __restrict__ scales,
                       const bf16* __restrict__ zeros, double* __restrict__ c, int64_t m, int64_t n, int64_t k) {
-  __shared__ double as[kRefTile][kRefK + 1];  // [row of A][k]
-  __shared__ double ws[kRefK][kRefTile + 1];  // [k][weight row]
+  __shared__ quant::RefTiles tiles;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kRefThreads + tx;
   const int64_t words = k / kW4PerWord, groups = (k + kW4Group - 1) / kW4Group;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kRefTile;
   const int64_t tiles_m = (m + kRefTile - 1) / kRefTile;
   for (int64_t tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
     const int64_t m0 = tile_m * kRefTile;
-    double acc[kRefMicro][kRefMicro] = {};
+    double acc[quant::kRefMicro][quant::kRefMicro] = {};
     for (int64_t k0 = 0; k0 < k; k0 += kRefK) {
 #pragma unroll
       for (int i = 0; i < kRefTile * kRefK / (kRefThreads * kRefThreads); ++i) {
         const int e = tid + i * kRefThreads * kRefThreads, r = e / kRefK, q = e % kRefK;
         const int64_t row = m0 + r, wrow = n0 + r, kk = k0 + q;
-        as[r][q] = row < m && kk < k ? static_cast<double>(__bfloat162float(a[row * k + kk])) : 0.0;
+        tiles.a[r][q] = row < m && kk < k ? static_cast<double>(__bfloat162float(a[row * k + kk])) : 0.0;
         double v = 0.0;
         if (wrow < n && kk < k) {
           const uint32_t word = w[wrow * words + kk / kW4PerWord];
@@ -184,24 +183,13 @@ __global__ void __launch_bounds__(kRefThreads* kRefThreads)
                static_cast<double>(__bfloat162float(zeros[g]))) *
               static_cast<double>(__bfloat162float(scales[g]));
         }
-        ws[q][r] = v;
+        tiles.b[q][r] = v;
       }
       __syncthreads();
-#pragma unroll
-      for (int q = 0; q < kRefK; ++q)
-#pragma unroll
-        for (int i = 0; i < kRefMicro; ++i)
-#pragma unroll
-          for (int j = 0; j < kRefMicro; ++j) acc[i][j] += as[ty + kRefThreads * i][q] * ws[q][tx + kRefThreads * j];
+      quant::RefAccumulate(tiles, tx, ty, acc);
       __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < kRefMicro; ++i)
-#pragma unroll
-      for (int j = 0; j < kRefMicro; ++j) {
-        const int64_t row = m0 + ty + kRefThreads * i, col = n0 + tx + kRefThreads * j;
-        if (row < m && col < n) c[row * n + col] = acc[i][j];
-      }
+    quant::RefStore(acc, 1.0, c, m0, n0, m, n, tx, ty);
   }
 }
 

@@ -26,27 +26,28 @@ Tolerance W4Tolerance(double k) {
 
 constexpr double kDefaultToleranceK = 16384;
 
-void FillCodes(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
+// The packed codes of the problem's weights, word (r, w) stored at at(r, w).
+template <typename At>
+void FillCodesAt(const Problem& p, const Tensor& t, uint64_t seed, At at) {
   const int64_t n = p.dim("N"), k = p.dim("K"), words = W4Words(k);
   auto* out = static_cast<uint32_t*>(t.data);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t w = 0; w < words; ++w) {
       uint8_t q[kW4PerWord];
       for (int j = 0; j < kW4PerWord; ++j) q[j] = W4CodeAt(seed, r, w * kW4PerWord + j, k);
-      out[r * words + w] = PackW4Word(q);
+      out[at(r, w)] = PackW4Word(q);
     }
+}
+
+void FillCodes(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
+  const int64_t words = W4Words(p.dim("K"));
+  FillCodesAt(p, t, seed, [words](int64_t r, int64_t w) { return r * words + w; });
 }
 
 // The same codes in the tensor-core rungs' streaming order (W4TiledWord).
 void FillTiledCodes(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
-  const int64_t n = p.dim("N"), k = p.dim("K"), words = W4Words(k);
-  auto* out = static_cast<uint32_t*>(t.data);
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t w = 0; w < words; ++w) {
-      uint8_t q[kW4PerWord];
-      for (int j = 0; j < kW4PerWord; ++j) q[j] = W4CodeAt(seed, r, w * kW4PerWord + j, k);
-      out[W4TiledWord(r, w, n, k)] = PackW4Word(q);
-    }
+  const int64_t n = p.dim("N"), k = p.dim("K");
+  FillCodesAt(p, t, seed, [n, k](int64_t r, int64_t w) { return W4TiledWord(r, w, n, k); });
 }
 
 void FillScales(const Problem& p, const Tensor& t, uint64_t seed, uint64_t) {
