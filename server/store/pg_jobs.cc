@@ -57,15 +57,51 @@ absl::Status PgJobTables::SetCancelled(absl::string_view job_id, v1::JobState st
       .status();
 }
 
-absl::StatusOr<v1::Job> PgJobTables::StartAttempt(absl::string_view job_id, v1::JobState state,
-                                                  absl::string_view worker_id, absl::string_view lease_id,
-                                                  int64_t expires_ms, int64_t now_ms) {
-  return Returned(c_.Query(absl::StrCat(R"sql(
-UPDATE jobs SET state = $2, attempts = attempts + 1, worker_id = $3, lease_id = $4, lease_expires_ms = $5,
-                started_ms = $6, finished_ms = 0, error = '', progress = NULL
-WHERE job_id = $1 RETURNING )sql",
-                                        kJobColumns),
-                           Params().Text(job_id).Int(state).Text(worker_id).Text(lease_id).Int(expires_ms).Int(now_ms)));
+absl::StatusOr<std::optional<v1::Job>> PgJobTables::StartAttempt(const std::vector<std::string>& candidates,
+                                                                 v1::JobState from, v1::JobState to,
+                                                                 absl::string_view worker_id,
+                                                                 absl::string_view lease_id, int64_t expires_ms,
+                                                                 int64_t now_ms) {
+  if (candidates.empty()) return std::optional<v1::Job>();
+  // One statement, one round trip: the claim, the attempt and the worker's row. `pick` locks the
+  // oldest candidate still in `from`, passing over rows another transaction holds (SKIP LOCKED) and,
+  // under READ COMMITTED, re-checking a row that a committed transaction changed since the snapshot
+  // (its state is read again once locked). The worker's row is RefreshWorker's, written in the same
+  // statement: a CTE does not see the rows its siblings update, so the started row is counted from
+  // `started`, and the worker's other leases from the snapshot.
+  absl::StatusOr<Rows> r = c_.Query(absl::StrCat(R"sql(
+WITH pick AS (
+  SELECT job_id AS picked FROM jobs WHERE job_id = ANY($1) AND state = $2
+  ORDER BY created_ms, seq LIMIT 1 FOR UPDATE SKIP LOCKED),
+started AS (
+  UPDATE jobs SET state = $3, attempts = attempts + 1, worker_id = $4, lease_id = $5, lease_expires_ms = $6,
+                  started_ms = $7, finished_ms = 0, error = '', progress = NULL
+  FROM pick WHERE jobs.job_id = pick.picked
+  RETURNING )sql",
+                                                 kJobColumns, R"sql(, seq),
+worker AS (
+  UPDATE workers SET
+    current_job_id = (SELECT held.job_id FROM (
+        SELECT job_id, started_ms, seq FROM jobs WHERE worker_id = $4 AND lease_id > '' AND job_id <> s.job_id
+        UNION ALL SELECT s.job_id, s.started_ms, s.seq) held
+      ORDER BY held.started_ms DESC, held.seq DESC LIMIT 1),
+    state = 'busy'
+  FROM started s WHERE workers.worker_id = $4)
+SELECT )sql",
+                                                 kJobColumns, " FROM started"),
+                                    Params()
+                                        .TextArray(candidates)
+                                        .Int(from)
+                                        .Int(to)
+                                        .Text(worker_id)
+                                        .Text(lease_id)
+                                        .Int(expires_ms)
+                                        .Int(now_ms));
+  if (!r.ok()) return r.status();
+  if (r->size() == 0) return std::optional<v1::Job>();
+  absl::StatusOr<JobRow> row = ReadJobRow(*r, 0);
+  if (!row.ok()) return row.status();
+  return std::optional<v1::Job>(std::move(row->job));
 }
 
 absl::Status PgJobTables::SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) {
