@@ -118,7 +118,7 @@ class JobTables {
   virtual absl::StatusOr<std::optional<JobRow>> FindByLease(absl::string_view lease_id, bool lock) = 0;
   // Sets state and finished_ms, nothing else (the lease stays).
   virtual absl::Status SetCancelled(absl::string_view job_id, v1::JobState state, int64_t finished_ms) = 0;
-  // Claims the first of candidates (oldest first) whose state is still `from` and that no other
+  // Claims the first of candidates (given oldest first) whose state is still `from` and that no other
   // transaction is claiming (where the dialect locks rows, such a row is passed over, not waited for),
   // and starts its new attempt: state `to`, attempts + 1, worker, lease; started_ms = now_ms,
   // finished_ms 0, error and progress cleared; then the worker's row as RefreshWorker leaves it.

@@ -64,15 +64,16 @@ absl::StatusOr<std::optional<v1::Job>> PgJobTables::StartAttempt(const std::vect
                                                                  int64_t now_ms) {
   if (candidates.empty()) return std::optional<v1::Job>();
   // One statement, one round trip: the claim, the attempt and the worker's row. `pick` locks the
-  // oldest candidate still in `from`, passing over rows another transaction holds (SKIP LOCKED) and,
+  // first candidate (they come oldest first) still in `from`, looked up by primary key in the order
+  // given whatever plan is cached, passing over rows another transaction holds (SKIP LOCKED) and,
   // under READ COMMITTED, re-checking a row that a committed transaction changed since the snapshot
   // (its state is read again once locked). The worker's row is RefreshWorker's, written in the same
   // statement: a CTE does not see the rows its siblings update, so the started row is counted from
   // `started`, and the worker's other leases from the snapshot.
   absl::StatusOr<Rows> r = c_.Query(absl::StrCat(R"sql(
 WITH pick AS (
-  SELECT job_id AS picked FROM jobs WHERE job_id = ANY($1) AND state = $2
-  ORDER BY created_ms, seq LIMIT 1 FOR UPDATE SKIP LOCKED),
+  SELECT jobs.job_id AS picked FROM unnest($1::text[]) WITH ORDINALITY AS c(id, n) JOIN jobs ON jobs.job_id = c.id
+  WHERE jobs.state = $2 ORDER BY c.n LIMIT 1 FOR UPDATE OF jobs SKIP LOCKED),
 started AS (
   UPDATE jobs SET state = $3, attempts = attempts + 1, worker_id = $4, lease_id = $5, lease_expires_ms = $6,
                   started_ms = $7, finished_ms = 0, error = '', progress = NULL
