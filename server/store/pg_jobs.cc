@@ -31,6 +31,18 @@ absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row) {
   return ReadJobColumns(Columns{r, row});
 }
 
+const std::string& QueuePageSql() {
+  // The state is a literal, not a parameter: the plan PostgreSQL caches for a prepared statement
+  // (after a few executions, a generic one) then still knows which state and walks jobs_by_state
+  // from the queue's head. With `state = $1` its generic plan could walk jobs_by_created and filter,
+  // reading every job ever submitted on each poll (milliseconds, growing with the table); whether a
+  // connection got that plan varied from run to run.
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "SELECT job_id, spec, created_ms, seq FROM jobs WHERE state = ", static_cast<int>(v1::QUEUED),
+      " AND (created_ms, seq) > ($1, $2) ORDER BY created_ms, seq LIMIT $3"));
+  return *sql;
+}
+
 absl::StatusOr<JobRow> PgJobTables::LoadJob(absl::string_view job_id, bool lock) {
   absl::StatusOr<Rows> r = c_.Query(
       absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE job_id = $1", lock ? " FOR UPDATE" : ""),

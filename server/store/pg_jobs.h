@@ -3,6 +3,8 @@
 // that replicas never wait on each other's expired leases), RETURNING instead of a second read.
 #pragma once
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/store/job_tables.h"
@@ -12,6 +14,10 @@ namespace kbench::server::pg {
 
 // Row `row` of r, selected with kJobColumns.
 absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row);
+
+// A page of the queue, oldest first: job_id, spec, created_ms, seq of the QUEUED jobs after
+// ($1 created_ms, $2 seq), at most $3 of them.
+const std::string& QueuePageSql();
 
 class PgJobTables final : public JobTables {
  public:

@@ -201,16 +201,8 @@ absl::StatusOr<std::optional<Lease>> PostgresStore::LeaseNextJob(absl::string_vi
     int64_t after_created = std::numeric_limits<int64_t>::min();
     int64_t after_seq = std::numeric_limits<int64_t>::min();
     while (true) {
-      // The state is a literal, not a parameter: the plan PostgreSQL caches for a prepared statement
-      // (after a few executions, a generic one) then still knows which state and walks jobs_by_state
-      // from the queue's head. With `state = $1` its generic plan walked jobs_by_created and
-      // filtered, reading every job ever submitted on each poll (milliseconds, growing with the
-      // table), and whether a connection got that plan varied from run to run.
-      absl::StatusOr<Rows> page = c.Query(absl::StrCat(R"sql(
-SELECT job_id, spec, created_ms, seq FROM jobs WHERE state = )sql",
-                                                       static_cast<int>(v1::QUEUED), R"sql( AND (created_ms, seq) > ($1, $2)
-ORDER BY created_ms, seq LIMIT $3)sql"),
-                                          Params().Int(after_created).Int(after_seq).Int(kLeasePage));
+      absl::StatusOr<Rows> page =
+          c.Query(pg::QueuePageSql(), Params().Int(after_created).Int(after_seq).Int(kLeasePage));
       if (!page.ok()) return page.status();
       for (int i = 0; i < page->size();) {
         // Up to kLeaseCandidates at a time: enough for the replicas and pool connections granting

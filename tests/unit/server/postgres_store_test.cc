@@ -16,6 +16,7 @@
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
+#include "server/store/pg_jobs.h"
 #include "server/store/pg_schema.h"
 #include "server/store/postgres_store.h"
 
@@ -38,6 +39,16 @@ class Session {
     const ExecStatusType st = PQresultStatus(r);
     EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(r);
     std::string out = (st == PGRES_TUPLES_OK && PQntuples(r) > 0) ? PQgetvalue(r, 0, 0) : "";
+    PQclear(r);
+    return out;
+  }
+  // Runs sql; returns the first column of every row, one a line.
+  std::string Lines(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(r);
+    std::string out;
+    for (int i = 0; PQresultStatus(r) == PGRES_TUPLES_OK && i < PQntuples(r); ++i)
+      out += std::string(PQgetvalue(r, i, 0)) + "\n";
     PQclear(r);
     return out;
   }
@@ -284,6 +295,26 @@ TEST_F(PostgresStoreTest, ReplicasGrantEachJobOnceToAWorkerThatCanRunIt) {
   auto counts = replicas[0]->CountJobsByState();
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ((*counts)[v1::RUNNING], kJobs);
+}
+
+// Every lease poll reads the queue's head (pg::QueuePageSql). Under the generic plan PostgreSQL
+// caches for a prepared statement after a few executions it must still walk jobs_by_state from the
+// head, not every job ever submitted: with thousands of finished jobs (and their statistics), a plan
+// through jobs_by_created read them all on every poll.
+TEST_F(PostgresStoreTest, TheQueuePageWalksTheQueueUnderACachedGenericPlan) {
+  auto store = Open(1);  // Creates the schema.
+  ASSERT_NE(store, nullptr);
+  Session s(uri_);
+  s.Exec(
+      "INSERT INTO jobs (job_id, spec, state, created_ms) SELECT 'j-' || g, '\\x00'::bytea, " +
+      std::to_string(v1::SUCCEEDED) + ", g FROM generate_series(1, 5000) g");
+  s.Exec("ANALYZE jobs");
+  s.Exec("SET plan_cache_mode = force_generic_plan");
+  s.Exec("PREPARE page(int8, int8, int8) AS " + pg::QueuePageSql());
+  const std::string plan = s.Lines("EXPLAIN EXECUTE page(0, 0, 64)");
+  EXPECT_NE(plan.find("jobs_by_state"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("jobs_by_created"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("Seq Scan"), std::string::npos) << plan;
 }
 
 TEST_F(PostgresStoreTest, ReplicasRequeueAnExpiredLeaseOnce) {
