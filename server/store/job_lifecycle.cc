@@ -91,13 +91,15 @@ absl::StatusOr<Transition> Cancel(JobTables& t, absl::string_view job_id, int64_
   return Transition{std::move(row->job), previous};
 }
 
-absl::StatusOr<Lease> Grant(JobTables& t, absl::string_view job_id, absl::string_view worker_id,
-                            absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms) {
+absl::StatusOr<std::optional<Lease>> Grant(JobTables& t, const std::vector<std::string>& candidates,
+                                           absl::string_view worker_id, absl::string_view lease_id, int64_t now_ms,
+                                           int64_t ttl_ms) {
   const int64_t expires = now_ms + ttl_ms;
-  absl::StatusOr<v1::Job> job = t.StartAttempt(job_id, v1::RUNNING, worker_id, lease_id, expires, now_ms);
+  absl::StatusOr<std::optional<v1::Job>> job =
+      t.StartAttempt(candidates, v1::QUEUED, v1::RUNNING, worker_id, lease_id, expires, now_ms);
   if (!job.ok()) return job.status();
-  if (absl::Status s = t.RefreshWorker(worker_id); !s.ok()) return s;
-  return Lease{*std::move(job), std::string(lease_id), expires};
+  if (!job->has_value()) return std::optional<Lease>();
+  return std::optional<Lease>(Lease{**std::move(job), std::string(lease_id), expires});
 }
 
 absl::StatusOr<Lease> Extend(JobTables& t, absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,

@@ -1,11 +1,13 @@
 // The job lifecycle policy, written once for every store: what a lease, a report, a completion, a
 // cancellation and a lease's expiry do to a job, its results and its series. Each function runs inside
 // the caller's transaction over a JobTables (job_tables.h), which writes what it is told in one SQL
-// dialect; the stores (sqlite_store.cc, postgres_store.cc) open the transaction and pick the job to
-// lease, the only step whose locking differs between dialects.
+// dialect; the stores (sqlite_store.cc, postgres_store.cc) open the transaction and read the queue for
+// the jobs a worker can run, and the dialect claims one (JobTables::StartAttempt), the only step
+// whose locking differs between dialects.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,9 +34,12 @@ absl::StatusOr<JobRow> LiveLease(JobTables& t, absl::string_view lease_id, int64
 // job stays as it is; FAILED_PRECONDITION for a finished one.
 absl::StatusOr<Transition> Cancel(JobTables& t, absl::string_view job_id, int64_t now_ms);
 
-// Leases the chosen QUEUED job to worker_id: RUNNING, one more attempt.
-absl::StatusOr<Lease> Grant(JobTables& t, absl::string_view job_id, absl::string_view worker_id,
-                            absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms);
+// Leases the first of candidates (jobs the worker can run, oldest first) still QUEUED to worker_id:
+// RUNNING, one more attempt, the lease live until now_ms + ttl_ms. nullopt when every candidate was
+// taken meanwhile (by another replica's grant, a cancellation).
+absl::StatusOr<std::optional<Lease>> Grant(JobTables& t, const std::vector<std::string>& candidates,
+                                           absl::string_view worker_id, absl::string_view lease_id, int64_t now_ms,
+                                           int64_t ttl_ms);
 
 // Store::ExtendLease.
 absl::StatusOr<Lease> Extend(JobTables& t, absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,

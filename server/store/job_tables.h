@@ -118,11 +118,17 @@ class JobTables {
   virtual absl::StatusOr<std::optional<JobRow>> FindByLease(absl::string_view lease_id, bool lock) = 0;
   // Sets state and finished_ms, nothing else (the lease stays).
   virtual absl::Status SetCancelled(absl::string_view job_id, v1::JobState state, int64_t finished_ms) = 0;
-  // The new attempt: state, attempts + 1, worker, lease; started_ms = now_ms, finished_ms 0, error and
-  // progress cleared. Returns the row as written.
-  virtual absl::StatusOr<v1::Job> StartAttempt(absl::string_view job_id, v1::JobState state,
-                                               absl::string_view worker_id, absl::string_view lease_id,
-                                               int64_t expires_ms, int64_t now_ms) = 0;
+  // Claims the first of candidates (given oldest first) whose state is still `from` and that no other
+  // transaction is claiming (where the dialect locks rows, such a row is passed over, not waited for),
+  // and starts its new attempt: state `to`, attempts + 1, worker, lease; started_ms = now_ms,
+  // finished_ms 0, error and progress cleared; then the worker's row as RefreshWorker leaves it.
+  // Returns the row as written, or nullopt when no candidate is left. One statement where the dialect
+  // can: a grant is the hot write of a busy queue.
+  virtual absl::StatusOr<std::optional<v1::Job>> StartAttempt(const std::vector<std::string>& candidates,
+                                                              v1::JobState from, v1::JobState to,
+                                                              absl::string_view worker_id,
+                                                              absl::string_view lease_id, int64_t expires_ms,
+                                                              int64_t now_ms) = 0;
   // Moves the lease's expiry; records progress when given.
   virtual absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) = 0;
   // Ends the attempt: state and error written, lease cleared, finished_ms = now_ms unless already set.

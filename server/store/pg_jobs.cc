@@ -31,6 +31,18 @@ absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row) {
   return ReadJobColumns(Columns{r, row});
 }
 
+const std::string& QueuePageSql() {
+  // The state is a literal, not a parameter: the plan PostgreSQL caches for a prepared statement
+  // (after a few executions, a generic one) then still knows which state and walks jobs_by_state
+  // from the queue's head. With `state = $1` its generic plan could walk jobs_by_created and filter,
+  // reading every job ever submitted on each poll (milliseconds, growing with the table); whether a
+  // connection got that plan varied from run to run.
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "SELECT job_id, spec, created_ms, seq FROM jobs WHERE state = ", static_cast<int>(v1::QUEUED),
+      " AND (created_ms, seq) > ($1, $2) ORDER BY created_ms, seq LIMIT $3"));
+  return *sql;
+}
+
 absl::StatusOr<JobRow> PgJobTables::LoadJob(absl::string_view job_id, bool lock) {
   absl::StatusOr<Rows> r = c_.Query(
       absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE job_id = $1", lock ? " FOR UPDATE" : ""),
@@ -57,15 +69,52 @@ absl::Status PgJobTables::SetCancelled(absl::string_view job_id, v1::JobState st
       .status();
 }
 
-absl::StatusOr<v1::Job> PgJobTables::StartAttempt(absl::string_view job_id, v1::JobState state,
-                                                  absl::string_view worker_id, absl::string_view lease_id,
-                                                  int64_t expires_ms, int64_t now_ms) {
-  return Returned(c_.Query(absl::StrCat(R"sql(
-UPDATE jobs SET state = $2, attempts = attempts + 1, worker_id = $3, lease_id = $4, lease_expires_ms = $5,
-                started_ms = $6, finished_ms = 0, error = '', progress = NULL
-WHERE job_id = $1 RETURNING )sql",
-                                        kJobColumns),
-                           Params().Text(job_id).Int(state).Text(worker_id).Text(lease_id).Int(expires_ms).Int(now_ms)));
+absl::StatusOr<std::optional<v1::Job>> PgJobTables::StartAttempt(const std::vector<std::string>& candidates,
+                                                                 v1::JobState from, v1::JobState to,
+                                                                 absl::string_view worker_id,
+                                                                 absl::string_view lease_id, int64_t expires_ms,
+                                                                 int64_t now_ms) {
+  if (candidates.empty()) return std::optional<v1::Job>();
+  // One statement, one round trip: the claim, the attempt and the worker's row. `pick` locks the
+  // first candidate (they come oldest first) still in `from`, looked up by primary key in the order
+  // given whatever plan is cached, passing over rows another transaction holds (SKIP LOCKED) and,
+  // under READ COMMITTED, re-checking a row that a committed transaction changed since the snapshot
+  // (its state is read again once locked). The worker's row is RefreshWorker's, written in the same
+  // statement: a CTE does not see the rows its siblings update, so the started row is counted from
+  // `started`, and the worker's other leases from the snapshot.
+  absl::StatusOr<Rows> r = c_.Query(absl::StrCat(R"sql(
+WITH pick AS (
+  SELECT jobs.job_id AS picked FROM unnest($1::text[]) WITH ORDINALITY AS c(id, n) JOIN jobs ON jobs.job_id = c.id
+  WHERE jobs.state = $2 ORDER BY c.n LIMIT 1 FOR UPDATE OF jobs SKIP LOCKED),
+started AS (
+  UPDATE jobs SET state = $3, attempts = attempts + 1, worker_id = $4, lease_id = $5, lease_expires_ms = $6,
+                  started_ms = $7, finished_ms = 0, error = '', progress = NULL
+  FROM pick WHERE jobs.job_id = pick.picked
+  RETURNING )sql",
+                                                 kJobColumns, R"sql(, seq),
+worker AS (
+  UPDATE workers SET
+    current_job_id = (SELECT held.job_id FROM (
+        SELECT job_id, started_ms, seq FROM jobs WHERE worker_id = $4 AND lease_id > '' AND job_id <> s.job_id
+        UNION ALL SELECT s.job_id, s.started_ms, s.seq) held
+      ORDER BY held.started_ms DESC, held.seq DESC LIMIT 1),
+    state = 'busy'
+  FROM started s WHERE workers.worker_id = $4)
+SELECT )sql",
+                                                 kJobColumns, " FROM started"),
+                                    Params()
+                                        .TextArray(candidates)
+                                        .Int(from)
+                                        .Int(to)
+                                        .Text(worker_id)
+                                        .Text(lease_id)
+                                        .Int(expires_ms)
+                                        .Int(now_ms));
+  if (!r.ok()) return r.status();
+  if (r->size() == 0) return std::optional<v1::Job>();
+  absl::StatusOr<JobRow> row = ReadJobRow(*r, 0);
+  if (!row.ok()) return row.status();
+  return std::optional<v1::Job>(std::move(row->job));
 }
 
 absl::Status PgJobTables::SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) {

@@ -3,6 +3,8 @@
 // that replicas never wait on each other's expired leases), RETURNING instead of a second read.
 #pragma once
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/store/job_tables.h"
@@ -13,16 +15,22 @@ namespace kbench::server::pg {
 // Row `row` of r, selected with kJobColumns.
 absl::StatusOr<JobRow> ReadJobRow(const Rows& r, int row);
 
+// A page of the queue, oldest first: job_id, spec, created_ms, seq of the QUEUED jobs after
+// ($1 created_ms, $2 seq), at most $3 of them.
+const std::string& QueuePageSql();
+
 class PgJobTables final : public JobTables {
  public:
-  // Inside a transaction on c.
+  // Inside a transaction on c; StartAttempt, one statement, may also run as a transaction of its own.
   explicit PgJobTables(Connection& c) : c_(c) {}
 
   absl::StatusOr<JobRow> LoadJob(absl::string_view job_id, bool lock) override;
   absl::StatusOr<std::optional<JobRow>> FindByLease(absl::string_view lease_id, bool lock) override;
   absl::Status SetCancelled(absl::string_view job_id, v1::JobState state, int64_t finished_ms) override;
-  absl::StatusOr<v1::Job> StartAttempt(absl::string_view job_id, v1::JobState state, absl::string_view worker_id,
-                                       absl::string_view lease_id, int64_t expires_ms, int64_t now_ms) override;
+  absl::StatusOr<std::optional<v1::Job>> StartAttempt(const std::vector<std::string>& candidates, v1::JobState from,
+                                                      v1::JobState to, absl::string_view worker_id,
+                                                      absl::string_view lease_id, int64_t expires_ms,
+                                                      int64_t now_ms) override;
   absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) override;
   absl::StatusOr<v1::Job> EndAttempt(absl::string_view job_id, v1::JobState state, absl::string_view error,
                                      int64_t now_ms) override;

@@ -20,6 +20,17 @@ constexpr unsigned int kInt4 = 23;
 constexpr unsigned int kText = 25;
 constexpr unsigned int kFloat4 = 700;
 constexpr unsigned int kFloat8 = 701;
+constexpr unsigned int kTextArray = 1009;
+
+// A 4-byte integer in network order (the binary array format's header and lengths).
+std::string BigEndian4(uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 3; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  return out;
+}
 
 std::string BigEndian(uint64_t v) {
   std::string out(8, '\0');
@@ -55,6 +66,14 @@ Params& Params::Double(double v) {
 
 Params& Params::Text(absl::string_view v) { return Add(kText, std::string(v), false); }
 Params& Params::Bytes(absl::string_view v) { return Add(kBytea, std::string(v), false); }
+Params& Params::TextArray(const std::vector<std::string>& v) {
+  // Binary array format (array_recv): dimensions, has-nulls flag, element type, then per dimension its
+  // length and lower bound, then each element as its length and bytes. No dimension when empty.
+  std::string out = BigEndian4(v.empty() ? 0 : 1) + BigEndian4(0) + BigEndian4(kText);
+  if (!v.empty()) out += BigEndian4(static_cast<uint32_t>(v.size())) + BigEndian4(1);
+  for (const std::string& e : v) out += BigEndian4(static_cast<uint32_t>(e.size())) + e;
+  return Add(kTextArray, std::move(out), false);
+}
 Params& Params::NullText() { return Add(kText, "", true); }
 Params& Params::NullDouble() { return Add(kFloat8, "", true); }
 Params& Params::NullBytes() { return Add(kBytea, "", true); }

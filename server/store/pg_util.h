@@ -27,6 +27,7 @@ class Params {
   Params& Double(double v);
   Params& Text(absl::string_view v);
   Params& Bytes(absl::string_view v);  // bytea
+  Params& TextArray(const std::vector<std::string>& v);  // text[], one dimension
   Params& NullText();
   Params& NullDouble();
   Params& NullBytes();

@@ -1,12 +1,14 @@
 // PostgresStore: the Store's operations as SQL over libpq. The same columns as the SQLite store
 // (protobuf messages serialized in BYTEA, the fields queries filter or sort on in their own columns).
 // The job lifecycle (what a lease, report, completion, cancellation or expiry decides) is
-// job_lifecycle.cc over this dialect's statements (pg_jobs.cc); here: transactions, the queue claim, reads.
+// job_lifecycle.cc over this dialect's statements (pg_jobs.cc); here: transactions, the queue read, reads.
 #include "server/store/postgres_store.h"
 
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,7 @@ using pg::ReadJobRow;
 
 constexpr int kTransactionAttempts = 5;
 constexpr int kLeasePage = 64;  // Queued jobs read per round while looking for one the worker can run.
+constexpr size_t kLeaseCandidates = 16;  // Jobs the worker can run offered to one grant statement.
 constexpr absl::string_view kWorkerColumns = "worker_id, info, last_heartbeat_ms, state, current_job_id";
 
 const absl::Status& StatusOf(const absl::Status& s) { return s; }
@@ -152,10 +155,17 @@ absl::StatusOr<std::optional<v1::Job>> PostgresStore::FindJobByIdempotencyKey(ab
 }
 
 absl::StatusOr<std::vector<v1::Job>> PostgresStore::ListJobs(int limit, v1::JobState state) {
+  // A state is a literal, as in pg::QueuePageSql: the generic plan cached for `state = $1` walked
+  // jobs_by_created and filtered, so the queue watch's list of the queued jobs, twice a second, read
+  // every job ever submitted. Known states only, so that the prepared statements stay few; no stored
+  // job has another.
+  if (state != v1::JOB_STATE_UNSPECIFIED && !v1::JobState_IsValid(state)) return std::vector<v1::Job>();
+  const std::string where =
+      state == v1::JOB_STATE_UNSPECIFIED ? "" : absl::StrCat(" WHERE state = ", static_cast<int>(state));
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<v1::Job>> {
-    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kJobColumns, " FROM jobs WHERE ($1 = 0 OR state = $1) ",
-                                                  "ORDER BY created_ms DESC, seq DESC LIMIT $2"),
-                                     Params().Int(state).Int(limit));
+    absl::StatusOr<Rows> r = c.Query(
+        absl::StrCat("SELECT ", kJobColumns, " FROM jobs", where, " ORDER BY created_ms DESC, seq DESC LIMIT $1"),
+        Params().Int(limit));
     if (!r.ok()) return r.status();
     std::vector<v1::Job> out;
     for (int i = 0; i < r->size(); ++i) {
@@ -187,55 +197,42 @@ absl::StatusOr<Transition> PostgresStore::CancelJob(absl::string_view job_id, in
 absl::StatusOr<std::optional<Lease>> PostgresStore::LeaseNextJob(absl::string_view worker_id,
                                                                  const JobMatcher& matcher, int64_t now_ms,
                                                                  int64_t ttl_ms, absl::string_view lease_id) {
-  // Most polls of an idle fleet find nothing: answer those with one read outside a transaction (no
-  // BEGIN, no COMMIT: one round trip instead of three). A job queued after this read is seen by the
-  // worker's next poll.
-  absl::StatusOr<bool> any = Read([&](Connection& c) -> absl::StatusOr<bool> {
-    absl::StatusOr<Rows> page = c.Query(
-        "SELECT spec FROM jobs WHERE state = $1 ORDER BY created_ms, seq LIMIT $2", Params().Int(v1::QUEUED).Int(kLeasePage));
-    if (!page.ok()) return page.status();
-    for (int i = 0; i < page->size(); ++i) {
-      v1::JobSpec spec;
-      if (absl::Status s = ParseStored(page->Text(i, 0), &spec, "job spec"); !s.ok()) return s;
-      if (matcher(spec)) return true;
-    }
-    return page->size() == kLeasePage;  // A longer queue: the transaction below looks further.
-  });
-  if (!any.ok()) return any.status();
-  if (!*any) return std::optional<Lease>();
-  return Transact([&](Connection& c) -> absl::StatusOr<std::optional<Lease>> {
-    // Oldest first, a page at a time, without locks: the matcher decides on the spec (which never
-    // changes), then the candidate is claimed with SKIP LOCKED and the state checked again under the
-    // lock (READ COMMITTED re-reads a row that another transaction changed meanwhile). A candidate
-    // another replica is claiming right now is passed over, not waited for.
-    std::string chosen;
+  // Two round trips for a grant, no BEGIN or COMMIT: a page of the queue read without locks (oldest
+  // first; the matcher, C++ over the spec, picks the candidates), then the grant as one statement
+  // that claims the oldest candidate still QUEUED and writes the lifecycle's rows
+  // (PgJobTables::StartAttempt). The spec never changes, so a candidate read in one snapshot stays
+  // one the worker can run; its state is checked again under the claim's lock. A candidate another
+  // replica is claiming right now is passed over, not waited for; when every candidate was taken
+  // meanwhile, the queue is read on from there. Most polls of an idle fleet find nothing: one read.
+  return Read([&](Connection& c) -> absl::StatusOr<std::optional<Lease>> {
     int64_t after_created = std::numeric_limits<int64_t>::min();
     int64_t after_seq = std::numeric_limits<int64_t>::min();
-    while (chosen.empty()) {
-      absl::StatusOr<Rows> page = c.Query(R"sql(
-SELECT job_id, spec, created_ms, seq FROM jobs WHERE state = $1 AND (created_ms, seq) > ($2, $3)
-ORDER BY created_ms, seq LIMIT $4)sql",
-                                          Params().Int(v1::QUEUED).Int(after_created).Int(after_seq).Int(kLeasePage));
+    while (true) {
+      absl::StatusOr<Rows> page =
+          c.Query(pg::QueuePageSql(), Params().Int(after_created).Int(after_seq).Int(kLeasePage));
       if (!page.ok()) return page.status();
-      for (int i = 0; i < page->size() && chosen.empty(); ++i) {
-        after_created = page->Int(i, 2);
-        after_seq = page->Int(i, 3);
-        v1::JobSpec spec;
-        if (absl::Status s = ParseStored(page->Text(i, 1), &spec, "job spec"); !s.ok()) return s;
-        if (!matcher(spec)) continue;
-        absl::StatusOr<Rows> claim =
-            c.Query("SELECT job_id FROM jobs WHERE job_id = $1 AND state = $2 FOR UPDATE SKIP LOCKED",
-                    Params().Text(page->Text(i, 0)).Int(v1::QUEUED));
-        if (!claim.ok()) return claim.status();
-        if (claim->size() == 1) chosen = page->Text(i, 0);
+      for (int i = 0; i < page->size();) {
+        // Up to kLeaseCandidates at a time: enough for the replicas and pool connections granting
+        // at once, without parsing a long queue's every spec.
+        std::vector<std::string> candidates;
+        for (; i < page->size() && candidates.size() < kLeaseCandidates; ++i) {
+          after_created = page->Int(i, 2);
+          after_seq = page->Int(i, 3);
+          v1::JobSpec spec;
+          if (absl::Status s = ParseStored(page->Text(i, 1), &spec, "job spec"); !s.ok()) return s;
+          if (matcher(spec)) candidates.push_back(page->Text(i, 0));
+        }
+        if (candidates.empty()) continue;
+        absl::StatusOr<std::optional<Lease>> lease = absl::InternalError("postgres: grant not attempted");
+        for (int attempt = 0; attempt < kTransactionAttempts; ++attempt) {
+          pg::PgJobTables t(c);
+          lease = lifecycle::Grant(t, candidates, worker_id, lease_id, now_ms, ttl_ms);
+          if (!absl::IsAborted(lease.status())) break;  // A deadlock or serialization failure: again.
+        }
+        if (!lease.ok() || lease->has_value()) return lease;
       }
-      if (page->size() < kLeasePage) break;
+      if (page->size() < kLeasePage) return std::optional<Lease>();
     }
-    if (chosen.empty()) return std::optional<Lease>();
-    pg::PgJobTables t(c);
-    absl::StatusOr<Lease> lease = lifecycle::Grant(t, chosen, worker_id, lease_id, now_ms, ttl_ms);
-    if (!lease.ok()) return lease.status();
-    return std::optional<Lease>(*std::move(lease));
   });
 }
 

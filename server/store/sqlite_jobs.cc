@@ -46,19 +46,35 @@ absl::Status SqliteJobTables::SetCancelled(absl::string_view job_id, v1::JobStat
   return q.Run();
 }
 
-absl::StatusOr<v1::Job> SqliteJobTables::StartAttempt(absl::string_view job_id, v1::JobState state,
-                                                      absl::string_view worker_id, absl::string_view lease_id,
-                                                      int64_t expires_ms, int64_t now_ms) {
-  Statement up(statements_, R"sql(
+absl::StatusOr<std::optional<v1::Job>> SqliteJobTables::StartAttempt(const std::vector<std::string>& candidates,
+                                                                     v1::JobState from, v1::JobState to,
+                                                                     absl::string_view worker_id,
+                                                                     absl::string_view lease_id, int64_t expires_ms,
+                                                                     int64_t now_ms) {
+  // One writer at a time: nothing else claims a candidate while this transaction runs, so the first
+  // one still in `from` is taken.
+  for (const std::string& job_id : candidates) {
+    std::optional<JobRow> started;
+    {
+      Statement up(statements_, absl::StrCat(R"sql(
 UPDATE jobs SET state = ?2, attempts = attempts + 1, worker_id = ?3, lease_id = ?4, lease_expires_ms = ?5,
                 started_ms = ?6, finished_ms = 0, error = '', progress = NULL
-WHERE job_id = ?1)sql");
-  up.BindText(1, job_id).Bind(2, int64_t{state}).BindText(3, worker_id).BindText(4, lease_id).Bind(5, expires_ms).Bind(
-      6, now_ms);
-  if (absl::Status s = up.Run(); !s.ok()) return s;
-  absl::StatusOr<JobRow> row = LoadJob(job_id, false);
-  if (!row.ok()) return row.status();
-  return std::move(row->job);
+WHERE job_id = ?1 AND state = ?7 RETURNING )sql",
+                                             kJobColumns));
+      up.BindText(1, job_id).Bind(2, int64_t{to}).BindText(3, worker_id).BindText(4, lease_id).Bind(5, expires_ms);
+      up.Bind(6, now_ms).Bind(7, int64_t{from});
+      absl::StatusOr<bool> row = up.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) continue;
+      absl::StatusOr<JobRow> read = ReadJobRow(up);
+      if (!read.ok()) return read.status();
+      started = *std::move(read);
+      if (absl::StatusOr<bool> done = up.Step(); !done.ok()) return done.status();
+    }
+    if (absl::Status s = RefreshWorker(worker_id); !s.ok()) return s;
+    return std::optional<v1::Job>(std::move(started->job));
+  }
+  return std::optional<v1::Job>();
 }
 
 absl::Status SqliteJobTables::SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -25,8 +26,10 @@ class SqliteJobTables final : public JobTables {
   absl::StatusOr<JobRow> LoadJob(absl::string_view job_id, bool lock) override;
   absl::StatusOr<std::optional<JobRow>> FindByLease(absl::string_view lease_id, bool lock) override;
   absl::Status SetCancelled(absl::string_view job_id, v1::JobState state, int64_t finished_ms) override;
-  absl::StatusOr<v1::Job> StartAttempt(absl::string_view job_id, v1::JobState state, absl::string_view worker_id,
-                                       absl::string_view lease_id, int64_t expires_ms, int64_t now_ms) override;
+  absl::StatusOr<std::optional<v1::Job>> StartAttempt(const std::vector<std::string>& candidates, v1::JobState from,
+                                                      v1::JobState to, absl::string_view worker_id,
+                                                      absl::string_view lease_id, int64_t expires_ms,
+                                                      int64_t now_ms) override;
   absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) override;
   absl::StatusOr<v1::Job> EndAttempt(absl::string_view job_id, v1::JobState state, absl::string_view error,
                                      int64_t now_ms) override;

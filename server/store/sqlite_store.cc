@@ -247,11 +247,11 @@ absl::StatusOr<std::optional<Lease>> SqliteStore::LeaseNextJobLocked(absl::strin
   Transaction tx(statements_.get());
   if (!tx.status().ok()) return tx.status();
   sqlite::SqliteJobTables tables(statements_.get());
-  absl::StatusOr<Lease> lease = lifecycle::Grant(tables, chosen, worker_id, lease_id, now_ms, ttl_ms);
+  absl::StatusOr<std::optional<Lease>> lease = lifecycle::Grant(tables, {chosen}, worker_id, lease_id, now_ms, ttl_ms);
   if (!lease.ok()) return lease.status();
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
   ticket = Committed(changes_before);
-  return std::optional<Lease>(*std::move(lease));
+  return lease;
 }
 
 absl::StatusOr<Lease> SqliteStore::ExtendLease(absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,

@@ -36,19 +36,27 @@ class MemoryTables final : public JobTables {
     row.job.set_finished_unix_ms(finished_ms);
     return absl::OkStatus();
   }
-  absl::StatusOr<v1::Job> StartAttempt(absl::string_view job_id, v1::JobState state, absl::string_view worker_id,
-                                       absl::string_view lease_id, int64_t expires_ms, int64_t now_ms) override {
-    JobRow& row = jobs[std::string(job_id)];
-    row.job.set_state(state);
-    row.job.set_attempts(row.job.attempts() + 1);
-    row.job.set_worker_id(std::string(worker_id));
-    row.lease_id = std::string(lease_id);
-    row.lease_expires_ms = expires_ms;
-    row.job.set_started_unix_ms(now_ms);
-    row.job.set_finished_unix_ms(0);
-    row.job.clear_error();
-    row.job.clear_progress();
-    return row.job;
+  absl::StatusOr<std::optional<v1::Job>> StartAttempt(const std::vector<std::string>& candidates, v1::JobState from,
+                                                      v1::JobState to, absl::string_view worker_id,
+                                                      absl::string_view lease_id, int64_t expires_ms,
+                                                      int64_t now_ms) override {
+    for (const std::string& id : candidates) {
+      auto it = jobs.find(id);
+      if (it == jobs.end() || it->second.job.state() != from) continue;
+      JobRow& row = it->second;
+      row.job.set_state(to);
+      row.job.set_attempts(row.job.attempts() + 1);
+      row.job.set_worker_id(std::string(worker_id));
+      row.lease_id = std::string(lease_id);
+      row.lease_expires_ms = expires_ms;
+      row.job.set_started_unix_ms(now_ms);
+      row.job.set_finished_unix_ms(0);
+      row.job.clear_error();
+      row.job.clear_progress();
+      refreshed_workers.insert(std::string(worker_id));
+      return std::optional<v1::Job>(row.job);
+    }
+    return std::optional<v1::Job>();
   }
   absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) override {
     JobRow& row = jobs[std::string(job_id)];
@@ -206,11 +214,20 @@ TEST(JobLifecycleTest, CancelAndGrant) {
   MemoryTables t;
   t.jobs["q"].job.set_job_id("q");
   t.jobs["q"].job.set_state(v1::QUEUED);
-  absl::StatusOr<Lease> lease = lifecycle::Grant(t, "q", "w2", "lease-1", 10, 90);
-  ASSERT_TRUE(lease.ok());
-  EXPECT_EQ(lease->job.state(), v1::RUNNING);
-  EXPECT_EQ(lease->job.attempts(), 1);
-  EXPECT_EQ(lease->expires_unix_ms, 100);
+  t.AddLeased("taken", v1::RUNNING, 1, 1000);  // Granted by another replica since the queue was read.
+  // Only a QUEUED candidate is granted; the first such, in the order given.
+  absl::StatusOr<std::optional<Lease>> none = lifecycle::Grant(t, {"taken"}, "w2", "lease-0", 10, 90);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  EXPECT_EQ(t.jobs["taken"].lease_id, "l-taken");
+  absl::StatusOr<std::optional<Lease>> granted = lifecycle::Grant(t, {"taken", "q"}, "w2", "lease-1", 10, 90);
+  ASSERT_TRUE(granted.ok() && granted->has_value());
+  const Lease& lease = **granted;
+  EXPECT_EQ(lease.job.job_id(), "q");
+  EXPECT_EQ(lease.job.state(), v1::RUNNING);
+  EXPECT_EQ(lease.job.attempts(), 1);
+  EXPECT_EQ(lease.lease_id, "lease-1");
+  EXPECT_EQ(lease.expires_unix_ms, 100);
   EXPECT_EQ(t.refreshed_workers, std::set<std::string>{"w2"});
   absl::StatusOr<Transition> c = lifecycle::Cancel(t, "q", 20);
   ASSERT_TRUE(c.ok());

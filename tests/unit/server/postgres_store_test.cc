@@ -4,16 +4,19 @@
 // serialization failure or deadlock aborts them. Runs on a real server the test starts itself.
 #include <libpq-fe.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
+#include "server/store/pg_jobs.h"
 #include "server/store/pg_schema.h"
 #include "server/store/postgres_store.h"
 
@@ -36,6 +39,16 @@ class Session {
     const ExecStatusType st = PQresultStatus(r);
     EXPECT_TRUE(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(r);
     std::string out = (st == PGRES_TUPLES_OK && PQntuples(r) > 0) ? PQgetvalue(r, 0, 0) : "";
+    PQclear(r);
+    return out;
+  }
+  // Runs sql; returns the first column of every row, one a line.
+  std::string Lines(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(r);
+    std::string out;
+    for (int i = 0; PQresultStatus(r) == PGRES_TUPLES_OK && i < PQntuples(r); ++i)
+      out += std::string(PQgetvalue(r, i, 0)) + "\n";
     PQclear(r);
     return out;
   }
@@ -228,6 +241,80 @@ TEST_F(PostgresStoreTest, ReplicasOnOneDatabaseNeverLeaseAJobTwice) {
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ((*counts)[v1::RUNNING], kJobs);
   EXPECT_EQ((*counts)[v1::QUEUED], 0);
+}
+
+// The grant statement's claim across replicas, with workers of two kinds: the oldest 100 jobs (more
+// than a page of the queue read and than one grant's candidates) only H100 workers can run. Every job
+// is granted once, and only to a worker that can run it.
+TEST_F(PostgresStoreTest, ReplicasGrantEachJobOnceToAWorkerThatCanRunIt) {
+  constexpr int kJobs = 160;
+  constexpr int kHead = 100;
+  std::vector<std::unique_ptr<PostgresStore>> replicas;
+  replicas.push_back(Open(4));
+  replicas.push_back(Open(4));
+  ASSERT_NE(replicas[0], nullptr);
+  ASSERT_NE(replicas[1], nullptr);
+  std::map<std::string, std::string> model_of;
+  for (int i = 0; i < kJobs; ++i) {
+    v1::Job job;
+    job.set_job_id("j-" + std::to_string(i));
+    job.set_state(v1::QUEUED);
+    job.set_created_unix_ms(kT0 + i);
+    *job.mutable_spec() = testing::RmsnormSpec();
+    job.mutable_spec()->mutable_selector()->set_model(i < kHead || i % 2 == 0 ? "H100" : "A100");
+    model_of[job.job_id()] = job.spec().selector().model();
+    ASSERT_TRUE(replicas[i % 2]->InsertJob(job).ok());
+  }
+  absl::Mutex mu;
+  std::vector<std::pair<std::string, std::string>> granted;  // (worker's model, job id)
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    for (const std::string model : {"H100", "A100"}) {
+      for (int t = 0; t < 2; ++t) {
+        threads.emplace_back([&, r, model, t] {
+          const std::string worker = "w-" + std::to_string(r) + "-" + model + "-" + std::to_string(t);
+          auto can_run = [model](const v1::JobSpec& spec) { return spec.selector().model() == model; };
+          for (int n = 0;; ++n) {
+            auto lease = replicas[r]->LeaseNextJob(worker, can_run, kT0 + 1000, kTtl, worker + "-l" + std::to_string(n));
+            ASSERT_TRUE(lease.ok()) << lease.status();
+            if (!lease->has_value()) return;
+            absl::MutexLock lock(&mu);
+            granted.emplace_back(model, (*lease)->job.job_id());
+          }
+        });
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> ids;
+  for (const auto& [model, id] : granted) {
+    EXPECT_TRUE(ids.insert(id).second) << id << " granted twice";
+    EXPECT_EQ(model_of[id], model) << id;
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kJobs));
+  auto counts = replicas[0]->CountJobsByState();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ((*counts)[v1::RUNNING], kJobs);
+}
+
+// Every lease poll reads the queue's head (pg::QueuePageSql). Under the generic plan PostgreSQL
+// caches for a prepared statement after a few executions it must still walk jobs_by_state from the
+// head, not every job ever submitted: with thousands of finished jobs (and their statistics), a plan
+// through jobs_by_created read them all on every poll.
+TEST_F(PostgresStoreTest, TheQueuePageWalksTheQueueUnderACachedGenericPlan) {
+  auto store = Open(1);  // Creates the schema.
+  ASSERT_NE(store, nullptr);
+  Session s(uri_);
+  s.Exec(
+      "INSERT INTO jobs (job_id, spec, state, created_ms) SELECT 'j-' || g, '\\x00'::bytea, " +
+      std::to_string(v1::SUCCEEDED) + ", g FROM generate_series(1, 5000) g");
+  s.Exec("ANALYZE jobs");
+  s.Exec("SET plan_cache_mode = force_generic_plan");
+  s.Exec("PREPARE page(int8, int8, int8) AS " + pg::QueuePageSql());
+  const std::string plan = s.Lines("EXPLAIN EXECUTE page(0, 0, 64)");
+  EXPECT_NE(plan.find("jobs_by_state"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("jobs_by_created"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("Seq Scan"), std::string::npos) << plan;
 }
 
 TEST_F(PostgresStoreTest, ReplicasRequeueAnExpiredLeaseOnce) {

@@ -125,6 +125,74 @@ TEST_P(StoreTest, ConcurrentLeasesNeverShareAJob) {
   EXPECT_EQ(std::set<std::string>(leased.begin(), leased.end()).size(), static_cast<size_t>(kJobs));
 }
 
+// Workers of two kinds lease at once from a queue whose oldest jobs (more than a page of the
+// PostgreSQL store's queue read, and more than one grant's candidates) only one kind can run: each job
+// is granted once, only to a worker that can run it, the stored row is the granted one, and each
+// worker's row names the job it was granted last.
+TEST_P(StoreTest, ConcurrentLeasesGrantEachJobOnceToAWorkerThatCanRunIt) {
+  constexpr int kHead = 100;  // H100 jobs, oldest.
+  constexpr int kMixed = 60;  // Then A100 and H100 alternately.
+  constexpr int kWorkersPerModel = 3;
+  auto spec_for = [](const std::string& model) {
+    v1::JobSpec spec = RmsnormSpec();
+    spec.mutable_selector()->set_model(model);
+    return spec;
+  };
+  std::map<std::string, std::string> model_of;  // job id -> the only model that can run it
+  for (int i = 0; i < kHead + kMixed; ++i) {
+    const std::string model = i < kHead || i % 2 == 0 ? "H100" : "A100";
+    const std::string id = "j-" + std::to_string(i);
+    model_of[id] = model;
+    Insert(id, kT0 + i, "", spec_for(model));
+  }
+  struct Granted {
+    std::string worker, model, job_id, job_worker, lease_id;
+  };
+  absl::Mutex mu;
+  std::vector<Granted> granted;
+  std::map<std::string, std::string> last_of;  // worker -> the job it was granted last
+  std::vector<std::thread> workers;
+  for (const std::string model : {"H100", "A100"}) {
+    for (int w = 0; w < kWorkersPerModel; ++w) {
+      const std::string worker = "w-" + model + "-" + std::to_string(w);
+      Register(worker);
+      workers.emplace_back([&, model, worker] {
+        auto can_run = [model](const v1::JobSpec& spec) { return spec.selector().model() == model; };
+        for (int n = 0;; ++n) {
+          const std::string lease_id = worker + "-l" + std::to_string(n);
+          // Later grants start later, so the worker's row must name the last one.
+          auto lease = store_->LeaseNextJob(worker, can_run, kT0 + 1000 + n, kTtl, lease_id);
+          ASSERT_TRUE(lease.ok()) << lease.status();
+          if (!lease->has_value()) return;
+          absl::MutexLock lock(&mu);
+          const v1::Job& job = (*lease)->job;
+          granted.push_back({worker, model, job.job_id(), job.worker_id(), (*lease)->lease_id});
+          last_of[worker] = job.job_id();
+        }
+      });
+    }
+  }
+  for (auto& t : workers) t.join();
+  std::set<std::string> ids;
+  for (const Granted& g : granted) {
+    EXPECT_TRUE(ids.insert(g.job_id).second) << g.job_id << " granted twice";
+    EXPECT_EQ(model_of[g.job_id], g.model) << g.job_id << " granted to " << g.worker;
+    EXPECT_EQ(g.job_worker, g.worker);
+    auto stored = store_->GetLeasedJob(g.lease_id, kT0 + 1000);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    EXPECT_EQ(stored->job_id(), g.job_id);
+    EXPECT_EQ(stored->state(), v1::RUNNING);
+    EXPECT_EQ(stored->attempts(), 1);
+  }
+  EXPECT_EQ(ids.size(), model_of.size());
+  for (const auto& [worker, job_id] : last_of) {
+    auto w = store_->GetWorker(worker);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->state, "busy");
+    EXPECT_EQ(w->current_job_id, job_id) << worker;
+  }
+}
+
 TEST_P(StoreTest, ExpiredLeaseRequeuesForAnotherWorker) {
   Register("w-1");
   Register("w-2");
