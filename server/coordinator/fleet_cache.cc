@@ -1,4 +1,4 @@
-// The fleet view's expiry and invalidation.
+// The fleet view's expiry, background refresh and invalidation.
 #include "server/coordinator/fleet_cache.h"
 
 #include <algorithm>
@@ -119,14 +119,29 @@ std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selec
   return admitted;
 }
 
+FleetCache::FleetCache(std::chrono::milliseconds max_age, std::chrono::milliseconds refresh_after, Reader reader)
+    : max_age_(max_age),
+      refresh_after_(refresh_after),
+      reader_(reader ? std::move(reader) : Reader([](Store* store) { return store->ListWorkerRows(); })) {}
+
+FleetCache::~FleetCache() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (refresher_.joinable()) refresher_.join();  // A read under way finishes first.
+}
+
 absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
   mu_.Lock();
   // kUnchanged and kFresh that find no usable view need a read that begins after this call.
   const uint64_t needed = reads_started_ + 1;
   while (true) {
-    const bool young = fleet_ != nullptr && SteadyClock::now() - read_at_ < max_age_;
+    const SteadyClock::duration age = SteadyClock::now() - read_at_;
+    const bool young = fleet_ != nullptr && age < max_age_;
     const bool usable = (want == Want::kAny && young) || (want == Want::kUnchanged && young && changed_->empty());
     if (usable || (fleet_ != nullptr && fleet_read_ >= needed)) {
+      if (young && age >= refresh_after_ && !reading_) RefreshInBackgroundLocked(store);
       View view{fleet_, changed_, fleet_read_ < needed};
       mu_.Unlock();
       return view;
@@ -140,31 +155,67 @@ absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
     }
     mu_.Await(absl::Condition(+[](bool* reading) { return !*reading; }, &reading_));
   }
-  reading_ = true;
-  const uint64_t read = ++reads_started_;
-  changed_during_read_.clear();
-  const SteadyClock::time_point started = SteadyClock::now();
-  std::shared_ptr<const Fleet> previous = fleet_;
+  const Read read = BeginReadLocked();
   mu_.Unlock();
+  return FinishRead(store, read);
+}
+
+FleetCache::Read FleetCache::BeginReadLocked() {
+  reading_ = true;
+  changed_during_read_.clear();
+  return Read{++reads_started_, SteadyClock::now()};
+}
+
+absl::StatusOr<FleetCache::View> FleetCache::FinishRead(Store* store, Read read) {
   // Only this read replaces fleet_ (reading_ keeps others out), so the previous view stays put.
-  absl::StatusOr<std::vector<WorkerRow>> rows = store->ListWorkerRows();
+  std::shared_ptr<const Fleet> previous;
+  {
+    absl::MutexLock lock(&mu_);
+    previous = fleet_;
+  }
+  absl::StatusOr<std::vector<WorkerRow>> rows = reader_(store);
   absl::StatusOr<std::shared_ptr<const Fleet>> fleet =
       rows.ok() ? Fleet::FromRows(*std::move(rows), previous.get()) : rows.status();
   previous.reset();
-  mu_.Lock();
+  absl::MutexLock lock(&mu_);
   reading_ = false;
-  if (!fleet.ok()) {
-    mu_.Unlock();
-    return fleet.status();
-  }
+  ++reads_done_;
+  if (!fleet.ok()) return fleet.status();
   fleet_ = *std::move(fleet);
-  fleet_read_ = read;
-  read_at_ = started;  // Its age counts from before the read: the store may have changed during it.
+  fleet_read_ = read.number;
+  read_at_ = read.started;  // Its age counts from before the read: the store may have changed during it.
   changed_ = std::make_shared<const std::set<std::string>>(std::move(changed_during_read_));
   changed_during_read_.clear();
-  View view{fleet_, changed_, false};
+  return View{fleet_, changed_, false};
+}
+
+void FleetCache::RefreshInBackgroundLocked(Store* store) {
+  if (stopping_) return;
+  refresh_read_ = BeginReadLocked();
+  refresh_store_ = store;
+  // Get runs on callers' threads; the first of them starts the thread, under mu_, and the destructor
+  // joins it, after which no Get may run.
+  if (!refresher_.joinable()) refresher_ = std::thread([this] { RefreshLoop(); });
+}
+
+void FleetCache::RefreshLoop() {
+  mu_.Lock();
+  while (true) {
+    mu_.Await(absl::Condition(this, &FleetCache::RefreshWanted));
+    if (refresh_store_ == nullptr) break;  // Stopping, nothing asked for.
+    Store* store = std::exchange(refresh_store_, nullptr);
+    const Read read = refresh_read_;
+    mu_.Unlock();
+    // An error leaves the view as it was; a call that finds it expired reads inline and reports it.
+    (void)FinishRead(store, read);
+    mu_.Lock();
+  }
   mu_.Unlock();
-  return view;
+}
+
+uint64_t FleetCache::reads_done() {
+  absl::MutexLock lock(&mu_);
+  return reads_done_;
 }
 
 void FleetCache::Invalidate(const std::string& worker_id) {

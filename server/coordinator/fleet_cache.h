@@ -9,6 +9,10 @@
 // cached view can only let through, for at most max_age, a job for a catalog that a worker has just
 // left through another replica (which that worker then fails, as it would had the job come a moment
 // earlier). LeaseJob takes a worker's registration from the view unless it changed since.
+// A view past half its age is read again in the background by the call that finds it (the call
+// itself is served at once), so under steady traffic no call waits for the read: reading a
+// thousand registrations (~9 MiB) took up to 420 ms of one LeaseJob on PostgreSQL under load, once a
+// second, in whichever call came first.
 #pragma once
 
 #include <chrono>
@@ -16,8 +20,11 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <functional>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -92,7 +99,14 @@ class Fleet {
 
 class FleetCache {
  public:
-  explicit FleetCache(std::chrono::milliseconds max_age) : max_age_(max_age) {}
+  // How a read gets the rows (the store's ListWorkerRows; tests give their own).
+  using Reader = std::function<absl::StatusOr<std::vector<WorkerRow>>(Store*)>;
+  explicit FleetCache(std::chrono::milliseconds max_age) : FleetCache(max_age, max_age / 2, nullptr) {}
+  // refresh_after: the age from which a served view is read again in the background.
+  FleetCache(std::chrono::milliseconds max_age, std::chrono::milliseconds refresh_after, Reader reader);
+  ~FleetCache();
+  FleetCache(const FleetCache&) = delete;
+  FleetCache& operator=(const FleetCache&) = delete;
 
   enum class Want {
     kAny,        // A view younger than max_age (or the last one while a read is under way); workers
@@ -112,11 +126,32 @@ class FleetCache {
   absl::StatusOr<View> Get(Store* store, Want want);
   // A worker registered or changed through this coordinator.
   void Invalidate(const std::string& worker_id);
+  // Reads finished (the inline and background ones), for tests.
+  uint64_t reads_done();
 
  private:
   using SteadyClock = std::chrono::steady_clock;
-  const std::chrono::milliseconds max_age_;
+  struct Read {
+    uint64_t number = 0;
+    SteadyClock::time_point started;
+  };
+  // Marks a read begun (one at a time: reading_).
+  Read BeginReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads the rows and publishes the view it gives, or returns the read's error (the view stays).
+  absl::StatusOr<View> FinishRead(Store* store, Read read) ABSL_LOCKS_EXCLUDED(mu_);
+  // Hands a read to the background thread (started on first use).
+  void RefreshInBackgroundLocked(Store* store) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefreshLoop();
+  bool RefreshWanted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return refresh_store_ != nullptr || stopping_; }
+
+  const std::chrono::milliseconds max_age_, refresh_after_;
+  const Reader reader_;
   absl::Mutex mu_;
+  Store* refresh_store_ ABSL_GUARDED_BY(mu_) = nullptr;  // A background read asked for, with its store.
+  Read refresh_read_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t reads_done_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread refresher_;  // Started and joined under the same owner; see RefreshInBackgroundLocked.
   std::shared_ptr<const Fleet> fleet_ ABSL_GUARDED_BY(mu_);
   SteadyClock::time_point read_at_ ABSL_GUARDED_BY(mu_);        // When the read of fleet_ began.
   uint64_t fleet_read_ ABSL_GUARDED_BY(mu_) = 0;                // Which read gave fleet_.

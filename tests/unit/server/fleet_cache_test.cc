@@ -5,12 +5,15 @@
 // or for workers changed since it was read.
 #include "server/coordinator/fleet_cache.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fake_clock.h"
 #include "fixtures.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/coordinator/coordinator.h"
 #include "server/store/sqlite_store.h"
@@ -104,6 +107,43 @@ TEST_F(FleetCacheTest, ConcurrentCallersShareOneRead) {
   ASSERT_TRUE(unchanged.ok());
   EXPECT_FALSE(unchanged->cached);  // Read again: a worker changed since.
   EXPECT_TRUE(unchanged->changed->empty());
+}
+
+// A view past its refresh age is served at once and read again on another thread: here that read
+// blocks until released, and calls are still answered from the old view meanwhile (a call that read
+// inline would never return); once it is done a fresh read sees it finished. Fails if the call that
+// finds the view old reads it itself, or if the background read never publishes.
+TEST_F(FleetCacheTest, AViewPastItsRefreshAgeIsServedAtOnceAndReadAgainBehind) {
+  ASSERT_TRUE(here_->RegisterWorker(CpuWorker("a")).ok());
+  absl::Notification second_read_began, release;
+  std::atomic<int> reads{0};
+  FleetCache cache(std::chrono::hours(1), std::chrono::milliseconds(0), [&](Store* store) {
+    if (reads.fetch_add(1) == 1) {
+      second_read_began.Notify();
+      release.WaitForNotification();
+    }
+    return store->ListWorkerRows();
+  });
+  absl::StatusOr<FleetCache::View> first = cache.Get(store_.get(), FleetCache::Want::kAny);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->cached);
+  absl::StatusOr<FleetCache::View> second = cache.Get(store_.get(), FleetCache::Want::kAny);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->cached);
+  EXPECT_EQ(second->fleet.get(), first->fleet.get());
+  ASSERT_TRUE(second_read_began.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  absl::StatusOr<FleetCache::View> during = cache.Get(store_.get(), FleetCache::Want::kUnchanged);
+  ASSERT_TRUE(during.ok()) << during.status();
+  EXPECT_EQ(during->fleet.get(), first->fleet.get());
+  EXPECT_EQ(cache.reads_done(), 1u);
+  release.Notify();
+  // kFresh waits for the read under way, then reads after its own start.
+  absl::StatusOr<FleetCache::View> fresh = cache.Get(store_.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_FALSE(fresh->cached);
+  EXPECT_NE(fresh->fleet.get(), first->fleet.get());
+  EXPECT_EQ(cache.reads_done(), 3u);  // the first, the background one, this one
+  EXPECT_EQ(reads.load(), 3);
 }
 
 // A refresh parses only the registrations that changed: the others are the same parsed objects as
