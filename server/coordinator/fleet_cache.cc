@@ -119,9 +119,8 @@ std::shared_ptr<const Fleet::Admitted> Fleet::Admit(const v1::GpuSelector& selec
   return admitted;
 }
 
-FleetCache::FleetCache(std::chrono::milliseconds max_age, std::chrono::milliseconds refresh_after, Reader reader)
+FleetCache::FleetCache(std::chrono::milliseconds max_age, Reader reader)
     : max_age_(max_age),
-      refresh_after_(refresh_after),
       reader_(reader ? std::move(reader) : Reader([](Store* store) { return store->ListWorkerRows(); })) {}
 
 FleetCache::~FleetCache() {
@@ -137,22 +136,23 @@ absl::StatusOr<FleetCache::View> FleetCache::Get(Store* store, Want want) {
   // kUnchanged and kFresh that find no usable view need a read that begins after this call.
   const uint64_t needed = reads_started_ + 1;
   while (true) {
-    const SteadyClock::duration age = SteadyClock::now() - read_at_;
-    const bool young = fleet_ != nullptr && age < max_age_;
+    const bool young = fleet_ != nullptr && SteadyClock::now() - read_at_ < max_age_;
     const bool usable = (want == Want::kAny && young) || (want == Want::kUnchanged && young && changed_->empty());
     if (usable || (fleet_ != nullptr && fleet_read_ >= needed)) {
-      if (young && age >= refresh_after_ && !reading_) RefreshInBackgroundLocked(store);
       View view{fleet_, changed_, fleet_read_ < needed};
       mu_.Unlock();
       return view;
     }
-    if (!reading_) break;
-    // kAny does not wait for the read under way: the view it replaces is only a moment older.
+    // kAny does not wait for a read: the view it replaces is only a moment older. When none is under
+    // way it starts one in the background (the coordinator's once-a-second snapshot reads it
+    // otherwise, so this happens only when that read is late).
     if (want == Want::kAny && fleet_ != nullptr) {
+      if (!reading_) RefreshInBackgroundLocked(store);
       View view{fleet_, changed_, true};
       mu_.Unlock();
       return view;
     }
+    if (!reading_) break;
     mu_.Await(absl::Condition(+[](bool* reading) { return !*reading; }, &reading_));
   }
   const Read read = BeginReadLocked();

@@ -9,10 +9,10 @@
 // cached view can only let through, for at most max_age, a job for a catalog that a worker has just
 // left through another replica (which that worker then fails, as it would had the job come a moment
 // earlier). LeaseJob takes a worker's registration from the view unless it changed since.
-// A view past half its age is read again in the background by the call that finds it (the call
-// itself is served at once), so under steady traffic no call waits for the read: reading a
-// thousand registrations (~9 MiB) took up to 420 ms of one LeaseJob on PostgreSQL under load, once a
-// second, in whichever call came first.
+// A kAny call (LeaseJob, a report) never reads: one that finds the view expired is served it and
+// starts the read in the background. Reading a thousand registrations (~9 MiB) took up to 420 ms of
+// one LeaseJob on PostgreSQL under load, when the coordinator's once-a-second snapshot read (which
+// keeps the view young) came late.
 #pragma once
 
 #include <chrono>
@@ -101,16 +101,15 @@ class FleetCache {
  public:
   // How a read gets the rows (the store's ListWorkerRows; tests give their own).
   using Reader = std::function<absl::StatusOr<std::vector<WorkerRow>>(Store*)>;
-  explicit FleetCache(std::chrono::milliseconds max_age) : FleetCache(max_age, max_age / 2, nullptr) {}
-  // refresh_after: the age from which a served view is read again in the background.
-  FleetCache(std::chrono::milliseconds max_age, std::chrono::milliseconds refresh_after, Reader reader);
+  explicit FleetCache(std::chrono::milliseconds max_age) : FleetCache(max_age, nullptr) {}
+  FleetCache(std::chrono::milliseconds max_age, Reader reader);
   ~FleetCache();
   FleetCache(const FleetCache&) = delete;
   FleetCache& operator=(const FleetCache&) = delete;
 
   enum class Want {
-    kAny,        // A view younger than max_age (or the last one while a read is under way); workers
-                 // changed since are listed in View::changed.
+    kAny,        // A view younger than max_age, else the last one while a read runs (started in the
+                 // background if none was); workers changed since are listed in View::changed.
     kUnchanged,  // A view younger than max_age that no registration through this coordinator has changed.
     kFresh,      // A view read after this call began.
   };
@@ -144,7 +143,7 @@ class FleetCache {
   void RefreshLoop();
   bool RefreshWanted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return refresh_store_ != nullptr || stopping_; }
 
-  const std::chrono::milliseconds max_age_, refresh_after_;
+  const std::chrono::milliseconds max_age_;
   const Reader reader_;
   absl::Mutex mu_;
   Store* refresh_store_ ABSL_GUARDED_BY(mu_) = nullptr;  // A background read asked for, with its store.
