@@ -22,19 +22,11 @@ constexpr unsigned int kFloat4 = 700;
 constexpr unsigned int kFloat8 = 701;
 constexpr unsigned int kTextArray = 1009;
 
-// A 4-byte integer in network order (the binary array format's header and lengths).
-std::string BigEndian4(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 3; i >= 0; --i) {
-    out[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
-  return out;
-}
-
-std::string BigEndian(uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i) {
+// The low `bytes` bytes of v in network order (8: int8 and float8 parameters; 4: the binary array
+// format's header and lengths).
+std::string BigEndian(uint64_t v, int bytes = 8) {
+  std::string out(static_cast<size_t>(bytes), '\0');
+  for (int i = bytes - 1; i >= 0; --i) {
     out[i] = static_cast<char>(v & 0xff);
     v >>= 8;
   }
@@ -69,9 +61,9 @@ Params& Params::Bytes(absl::string_view v) { return Add(kBytea, std::string(v), 
 Params& Params::TextArray(const std::vector<std::string>& v) {
   // Binary array format (array_recv): dimensions, has-nulls flag, element type, then per dimension its
   // length and lower bound, then each element as its length and bytes. No dimension when empty.
-  std::string out = BigEndian4(v.empty() ? 0 : 1) + BigEndian4(0) + BigEndian4(kText);
-  if (!v.empty()) out += BigEndian4(static_cast<uint32_t>(v.size())) + BigEndian4(1);
-  for (const std::string& e : v) out += BigEndian4(static_cast<uint32_t>(e.size())) + e;
+  std::string out = BigEndian(v.empty() ? 0 : 1, 4) + BigEndian(0, 4) + BigEndian(kText, 4);
+  if (!v.empty()) out += BigEndian(v.size(), 4) + BigEndian(1, 4);
+  for (const std::string& e : v) out += BigEndian(e.size(), 4) + e;
   return Add(kTextArray, std::move(out), false);
 }
 Params& Params::NullText() { return Add(kText, "", true); }

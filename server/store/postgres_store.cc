@@ -53,25 +53,37 @@ bool IsPostgresUri(absl::string_view db) {
   return absl::StartsWith(db, "postgresql://") || absl::StartsWith(db, "postgres://");
 }
 
+namespace {
+
+// Runs a transaction until it ends other than ABORTED (a deadlock or serialization failure), at most
+// kTransactionAttempts times.
+template <typename F>
+auto RetryAborted(F attempt) -> decltype(attempt()) {
+  decltype(attempt()) result = absl::InternalError("postgres: transaction not attempted");
+  for (int i = 0; i < kTransactionAttempts; ++i) {
+    result = attempt();
+    if (!absl::IsAborted(StatusOf(result))) return result;
+  }
+  return result;
+}
+
+}  // namespace
+
 template <typename Body>
 auto PostgresStore::Transact(Body body) -> decltype(body(std::declval<pg::Connection&>())) {
   using Result = decltype(body(std::declval<pg::Connection&>()));
   pg::Pool::Handle conn = pool_->Acquire();
-  Result result = absl::InternalError("postgres: transaction not attempted");
-  for (int attempt = 0; attempt < kTransactionAttempts; ++attempt) {
+  return RetryAborted([&]() -> Result {
     if (!conn->EnsureConnected()) return absl::UnavailableError("postgres: connection lost; reconnecting failed");
     if (absl::Status s = conn->Exec("BEGIN"); !s.ok()) return s;
-    result = body(*conn);
-    if (result.ok()) {
-      absl::Status committed = conn->Exec("COMMIT");
-      if (committed.ok()) return result;
-      result = committed;
-    } else {
+    Result result = body(*conn);
+    if (!result.ok()) {
       (void)conn->Exec("ROLLBACK");
+      return result;
     }
-    if (!absl::IsAborted(StatusOf(result))) return result;
-  }
-  return result;
+    if (absl::Status committed = conn->Exec("COMMIT"); !committed.ok()) return committed;
+    return result;
+  });
 }
 
 absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& conninfo, int pool_size) {
@@ -223,12 +235,11 @@ absl::StatusOr<std::optional<Lease>> PostgresStore::LeaseNextJob(absl::string_vi
           if (matcher(spec)) candidates.push_back(page->Text(i, 0));
         }
         if (candidates.empty()) continue;
-        absl::StatusOr<std::optional<Lease>> lease = absl::InternalError("postgres: grant not attempted");
-        for (int attempt = 0; attempt < kTransactionAttempts; ++attempt) {
+        // One statement, its own transaction: retried as Transact retries.
+        absl::StatusOr<std::optional<Lease>> lease = RetryAborted([&] {
           pg::PgJobTables t(c);
-          lease = lifecycle::Grant(t, candidates, worker_id, lease_id, now_ms, ttl_ms);
-          if (!absl::IsAborted(lease.status())) break;  // A deadlock or serialization failure: again.
-        }
+          return lifecycle::Grant(t, candidates, worker_id, lease_id, now_ms, ttl_ms);
+        });
         if (!lease.ok() || lease->has_value()) return lease;
       }
       if (page->size() < kLeasePage) return std::optional<Lease>();
