@@ -15,21 +15,23 @@
 //
 // Two kernels, chosen by GPU measurements (GEMM_README.md, Performance), both reading W_tiled (the op's
 // pre-shuffled copy of W: each warp load 512 contiguous bytes, each 16-row tile one linear stream):
-// M <= 8 runs the register-fed template (w4a16_mma_kernel.cuh), four warps splitting K over one
+// M <= 16 runs the register-fed template (w4a16_mma_kernel.cuh), four warps splitting K over one
 // 16-row tile, each requesting its next batch of 2 chunks (weights, and the batch's scales and zero
-// points as one vector load a row) before the current batch's math; M > 8 stages A in shared memory
+// points as one vector load a row) before the current batch's math; M > 16 stages A in shared memory
 // for 128-row blocks (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight
-// rows, and splits K over blocks where N gives too few of them.
+// rows (4 NT registers a 32-k step), and splits K over blocks where N gives too few of them.
 //
 // Needs K % 128 == 0 and 16-byte aligned A and W; problems whose group count is not a whole number of
 // batches (or whose scales are not aligned to them) take the same kernel with one-group batches;
 // other problems run cuda_v3's path (M <= 8), cuda_v2's (M <= 16) or cuda_v1's.
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
@@ -43,13 +45,19 @@ using bf16 = __nv_bfloat16;
 // M <= 8: the register-fed template on W_tiled, 4 warps a block splitting K over one 16-row tile,
 // batches of 2 chunks double-buffered, at most 128 registers (4 blocks an SM): the fastest of seven
 // shapes timed on the H200 (GEMM_README.md), 2 to 4 times the warps of one warp a tile, which left
-// N = 4096 with 256 warps for 132 SMs. M > 8: A staged in shared memory by blocks of 8 warps (128
-// rows), slabs of 4 chunks (M <= 16) or 2 (M <= 64), K split over blocks when the row blocks are few.
+// N = 4096 with 256 warps for 132 SMs. M > 16: A staged in shared memory by blocks of 8 warps (128
+// rows), slabs of 2 chunks, K split over blocks when the row blocks are few.
 // Any group count: the template with one-group batches on W.
 using Narrow = GemvMmaShape<1, 1, 4, 1, 2, true, 4, true>;
+// 8 < M <= 16: the same with two n8 tiles. At 3 blocks an SM (at most 168 registers) it does not
+// spill; where N gives at most two blocks an SM anyway, at 2 (255 registers) ptxas keeps more of the
+// weights in flight. On the H200 against A staged in shared memory (below, which M <= 16 ran before):
+// 11.4 against 15.6 us at 16 x 4096 x 4096, 26.0-26.3 against 30.6 at 16 x 4096 x 14336, 28.8-29.1
+// against 29.0 at 16 x 14336 x 4096 (GEMM_README.md).
+using Wide16 = GemvMmaShape<2, 1, 4, 1, 2, true, 3, true>;
+using Wide16Deep = GemvMmaShape<2, 1, 4, 1, 2, true, 2, true>;
 using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;
 constexpr int kSmemWarps = 8;
-using SlabTakes4 = GemvMmaShape<1, 1, 1, 1, 4, false, 1>;  // only its Takes: whole 4-group batches
 using SlabTakes2 = GemvMmaShape<1, 1, 1, 1, 2, false, 1>;
 
 struct Ptrs {
@@ -66,7 +74,13 @@ Ptrs PtrsOf(const W4Args& g) {
 template <typename S, int kLo, int kHi>
 void Go(const W4Args& g, cudaStream_t s) {
   const Ptrs p = PtrsOf(g);
-  const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, S::kRows));
+  // At most two waves of resident blocks; past that the blocks walk row tiles (w4a16_mma_kernel.cuh)
+  // and each warp's next tile's weights are in flight under its last batch. Of the decode shapes only
+  // 16 x 14336 x 4096 has more tiles (896 for 396 resident blocks): on the H200 29.1 and 28.8 us
+  // persistent against 31.8 and 29.5 a block a tile (two runs); a single wave was no better.
+  const int64_t tiles = cuda::CeilDiv(g.n, S::kRows);
+  const int64_t waves2 = 2 * int64_t{cuda::ResidentBlocks(S::KernelFor(g.m), S::kThreads, 0)};
+  const auto grid = static_cast<unsigned>(std::min(tiles, waves2));
   if constexpr (kLo <= 1)
     if (g.m <= 8) return S::template Go<1>(grid, s, p.a, g.w, p.sc, p.z, p.c, g.m, g.n, g.k);
   if constexpr (kLo <= 2 && kHi >= 2)
@@ -83,12 +97,17 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   if (HandleDegenerate(g, s, &rc)) return rc;
   const Ptrs q = PtrsOf(g);
   const uint32_t* wt = g.w_tiled;  // W's words in the streaming order (w4a16_gemm.h)
-  if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
+  if (g.m > 8 && g.m <= 16 && Wide16::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
+    W4Args tiled = g;
+    tiled.w = wt;
+    int sms = 0;
+    KB_CUDA_TRY(cuda::SmCount(&sms));
+    if (cuda::CeilDiv(g.n, Wide16::kRows) <= 2 * sms) Go<Wide16Deep, 2, 2>(tiled, s);
+    else Go<Wide16, 2, 2>(tiled, s);
+  } else if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     W4Args tiled = g;
     tiled.w = wt;
     Go<Narrow, 1, 1>(tiled, s);
-  } else if (g.m > 8 && g.m <= 16 && SlabTakes4::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
-    return LaunchGemvMmaSmemA<2, kSmemWarps, 4, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k);
   } else if (g.m > 16 && SlabTakes2::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     return g.m <= 32 ? LaunchGemvMmaSmemA<4, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k)
                      : LaunchGemvMmaSmemA<8, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k);
@@ -112,10 +131,15 @@ std::string SkipV4(const Problem& p) {
 std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
   if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
-  const void* f = m <= 16   ? (const void*)&GemvMmaSmemA<2, kSmemWarps, 4, 1, true>
-                  : m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1, true>
-                            : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1, true>;
-  const int64_t smem = m <= 16 ? 2 * SmemASlabBytes<2, 4>() : m <= 32 ? 2 * SmemASlabBytes<4, 2>() : 2 * SmemASlabBytes<8, 2>();
+  if (m <= 16) {
+    int sms = 0;
+    const bool deep = cuda::SmCount(&sms) == cudaSuccess && cuda::CeilDiv(p.dim("N"), Wide16::kRows) <= 2 * sms;
+    return {{deep ? "GemvMmaT<n16,2 blocks>" : "GemvMmaT<n16,3 blocks>",
+             deep ? Wide16Deep::Kernel<2>() : Wide16::Kernel<2>(), Wide16::kThreads, 0}};
+  }
+  const void* f = m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1, true>
+                          : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1, true>;
+  const int64_t smem = m <= 32 ? 2 * SmemASlabBytes<4, 2>() : 2 * SmemASlabBytes<8, 2>();
   return {{"GemvMmaSmemA", f, 32 * kSmemWarps, smem}};
 }
 

@@ -102,48 +102,58 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
              __nv_bfloat16* __restrict__ c, int64_t m, int64_t n, int64_t k) {
   using GT = typename W4Groups<D>::T;
   constexpr int kAcc = MT * NT * 4;
+  constexpr int kBlockRows = 16 * MT * WN;
   __shared__ float red[SPLIT > 1 ? SPLIT - 1 : 1][WN][32][kAcc];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   const int ks = warp % SPLIT, wn = warp / SPLIT;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * (16 * MT * WN) + wn * 16 * MT;
   const int64_t words = k / kW4PerWord, groups = k / kW4Group, chunks = k / kW4Group;
-  const uint4* wr[MT][2];
-  int cstride[MT];  // 16-byte pieces from one chunk of a lane's row to the next
-  const GT *sr[MT][2], *zr[MT][2];
-  // This warp's chunks: a contiguous range of whole batches (the launcher makes groups % D == 0).
-  const int64_t batches = chunks / D, per = (batches + SPLIT - 1) / SPLIT;
-  const int64_t c0 = min(ks * per, batches) * D, nj = min((ks + 1) * per, batches) * D - c0;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int64_t row = min(n0 + 16 * mt + 8 * r + g, n - 1);  // clamped loads, guarded stores
-      const int64_t tile = (n0 + 16 * mt) / 16;
-      if (TILED && 16 * tile + 16 <= n) {
-        wr[mt][r] = reinterpret_cast<const uint4*>(w) + (tile * chunks + c0) * 64 + r * 32 + lane;
-        cstride[mt] = 64;
-      } else {
-        wr[mt][r] = reinterpret_cast<const uint4*>(w + row * words) + t + c0 * 4;
-        cstride[mt] = 4;
-      }
-      sr[mt][r] = reinterpret_cast<const GT*>(scales + row * groups + c0);
-      zr[mt][r] = reinterpret_cast<const GT*>(zeros + row * groups + c0);
-    }
+  // This warp's chunks: a contiguous range of whole batches (the launcher makes groups % D == 0),
+  // the same range in every row tile.
+  const int batches = static_cast<int>(chunks / D), per = (batches + SPLIT - 1) / SPLIT;
+  const int c0 = min(ks * per, batches) * D, nj = min((ks + 1) * per, batches) * D - c0;  // 32-bit: fewer registers
+  // Row tiles blockIdx.x, + gridDim.x, ...: one a block when the grid covers N, several when the
+  // launcher makes it persistent. A warp's batches run as one stream over its tiles, so the next
+  // tile's first weights are in flight under this tile's last math.
+  // Positions are (tile, batch) counters, not an item index divided by nb: a 64-bit division a load
+  // doubled the instructions of the M = 1 loop.
+  const int64_t tiles = (n + kBlockRows - 1) / kBlockRows;
+  const int my_tiles = blockIdx.x < tiles ? static_cast<int>((tiles - 1 - blockIdx.x) / gridDim.x) + 1 : 0;
+  const int nb = nj / D;
+  struct Pos {
+    int ti, j;  // this block's ti-th tile, the warp's j-th batch in it
+  };
+  const auto next = [&](Pos p) { return ++p.j == nb ? Pos{p.ti + 1, 0} : p; };
+  const auto n0_of = [&](int ti) {
+    return (blockIdx.x + static_cast<int64_t>(ti) * gridDim.x) * kBlockRows + wn * 16 * MT;
+  };
 
-  auto load = [&](W4Batch<MT, D>& b, int64_t j0) {
+  auto load = [&](W4Batch<MT, D>& b, Pos at) {
+    const int64_t n0 = n0_of(at.ti), cj = c0 + static_cast<int64_t>(at.j) * D;
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
+        const int64_t row = min(n0 + 16 * mt + 8 * r + g, n - 1);  // clamped loads, guarded stores
+        const int64_t tile = (n0 + 16 * mt) / 16;
+        const uint4* wr;
+        int stride;  // 16-byte pieces from one chunk of a lane's row to the next
+        if (TILED && 16 * tile + 16 <= n) {
+          wr = reinterpret_cast<const uint4*>(w) + (tile * chunks + cj) * 64 + r * 32 + lane;
+          stride = 64;
+        } else {
+          wr = reinterpret_cast<const uint4*>(w + row * words) + t + cj * 4;
+          stride = 4;
+        }
 #pragma unroll
-        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr[mt][r] + (j0 + d) * (TILED ? cstride[mt] : 4));
-        b.s[mt][r] = __ldg(sr[mt][r] + j0 / D);
-        b.z[mt][r] = __ldg(zr[mt][r] + j0 / D);
+        for (int d = 0; d < D; ++d) b.w[mt][r][d] = LoadStream(wr + d * stride);
+        b.s[mt][r] = __ldg(reinterpret_cast<const GT*>(scales + row * groups + cj));
+        b.z[mt][r] = __ldg(reinterpret_cast<const GT*>(zeros + row * groups + cj));
       }
   };
 
   float acc[MT][NT][4] = {};
-  auto compute = [&](const W4Batch<MT, D>& b, int64_t j0) {
+  auto compute = [&](const W4Batch<MT, D>& b, Pos at) {
+    const int64_t j0 = static_cast<int64_t>(at.j) * D;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int64_t ch = c0 + j0 + d;
@@ -214,53 +224,76 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
     }
   };
 
-  if constexpr (PIPE) {
-    W4Batch<MT, D> b0, b1;
-    if (nj > 0) load(b0, 0);
-    for (int64_t j0 = 0; j0 < nj; j0 += 2 * D) {
-      if (j0 + D < nj) load(b1, j0 + D);
-      compute(b0, j0);
-      if (j0 + 2 * D < nj) load(b0, j0 + 2 * D);
-      if (j0 + D < nj) compute(b1, j0 + D);
+  // A tile's end: the K split's partial sums, summed by warp ks = 0 in warp order (the same order
+  // every run), stored, and acc cleared for the next tile. Every warp of the block reaches it once a
+  // tile (the same tiles and the same number of batches a tile in every warp, or none at all).
+  auto finish = [&](int ti) {
+    if constexpr (SPLIT > 1) {
+      if (ks > 0)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) red[ks - 1][wn][lane][(mt * NT + nt) * 4 + i] = acc[mt][nt][i];
+      __syncthreads();
+      if (ks == 0)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+              for (int q = 0; q < SPLIT - 1; ++q) acc[mt][nt][i] += red[q][wn][lane][(mt * NT + nt) * 4 + i];
+      if (ti + 1 < my_tiles) __syncthreads();  // red is read before the next tile's partials land
     }
-  } else {
-    for (int64_t j0 = 0; j0 < nj; j0 += D) {
-      W4Batch<MT, D> b;
-      load(b, j0);
-      compute(b, j0);
-    }
-  }
-
-  // The K split's partial sums, summed by warp ks = 0 in warp order (the same order every run).
-  if constexpr (SPLIT > 1) {
-    if (ks > 0)
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) red[ks - 1][wn][lane][(mt * NT + nt) * 4 + i] = acc[mt][nt][i];
-    __syncthreads();
-    if (ks != 0) return;
+    const int64_t n0 = n0_of(ti);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int q = 0; q < SPLIT - 1; ++q) acc[mt][nt][i] += red[q][wn][lane][(mt * NT + nt) * 4 + i];
-  }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        // d[i]: row n0 + 16 mt + g (+8 for i >= 2), column (M index) 8 nt + 2t + (i % 2).
-        const int64_t row = n0 + 16 * mt + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
-        if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[mt][nt][i]);
+        for (int i = 0; i < 4; ++i) {
+          // d[i]: row n0 + 16 mt + g (+8 for i >= 2), column (M index) 8 nt + 2t + (i % 2).
+          const int64_t row = n0 + 16 * mt + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
+          if (ks == 0 && row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[mt][nt][i]);
+          acc[mt][nt][i] = 0.0f;
+        }
+  };
+  const auto done = [&](Pos at) {
+    if (at.j == nb - 1) finish(at.ti);
+  };
+
+  if (nb == 0) {  // no chunks for this warp (fewer batches than warps): it still meets every tile's barrier
+    for (int ti = 0; ti < my_tiles; ++ti) finish(ti);
+  } else if constexpr (PIPE) {
+    W4Batch<MT, D> b0, b1;
+    const Pos end{my_tiles, 0};
+    const auto before = [&](Pos p) { return p.ti < end.ti; };
+    Pos p0{0, 0};
+    if (before(p0)) load(b0, p0);
+    while (before(p0)) {
+      const Pos p1 = next(p0);
+      if (before(p1)) load(b1, p1);
+      compute(b0, p0);
+      done(p0);
+      const Pos p2 = before(p1) ? next(p1) : p1;
+      if (before(p2)) load(b0, p2);
+      if (before(p1)) {
+        compute(b1, p1);
+        done(p1);
       }
+      p0 = p2;
+    }
+  } else {
+    for (Pos p{0, 0}; p.ti < my_tiles; p = next(p)) {
+      W4Batch<MT, D> b;
+      load(b, p);
+      compute(b, p);
+      done(p);
+    }
+  }
 }
 
 // The launch of one shape: the n8 tiles from M (M <= 8 * NTMAX), rows a block 16 * MT * WN.
