@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMigrationLockKey = 0x6b62656e6368;  // "kbench"
 
 // Step i brings the schema from version i to version i + 1.
-constexpr std::array<const char*, 4> kMigrations = {
+constexpr std::array<const char*, 5> kMigrations = {
     // 1: jobs, results, workers.
     R"sql(
 CREATE TABLE jobs (
@@ -129,6 +129,14 @@ CREATE TABLE series_controls (
   set_ms   BIGINT NOT NULL
 );
 CREATE INDEX series_controls_by_op ON series_controls(op, id);
+)sql",
+    // 5: a version of each worker's registration, new at every registration (the sequence), so that
+    // the fleet view reads the registrations that changed rather than every one every second
+    // (PostgresStore::ListWorkerRows). SQLite's store is in-process and has no twin of this step.
+    R"sql(
+CREATE SEQUENCE workers_registration_version;
+ALTER TABLE workers ADD COLUMN registration_version BIGINT NOT NULL
+  DEFAULT nextval('workers_registration_version');
 )sql",
 };
 

@@ -5,6 +5,7 @@
 #include "server/store/postgres_store.h"
 
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -319,7 +320,8 @@ absl::Status PostgresStore::UpsertWorker(const v1::WorkerInfo& info, int64_t now
   return Transact([&](Connection& c) -> absl::Status {
     absl::StatusOr<Rows> up = c.Query(R"sql(
 INSERT INTO workers (worker_id, info, last_heartbeat_ms) VALUES ($1, $2, $3)
-ON CONFLICT (worker_id) DO UPDATE SET info = EXCLUDED.info, last_heartbeat_ms = EXCLUDED.last_heartbeat_ms)sql",
+ON CONFLICT (worker_id) DO UPDATE SET info = EXCLUDED.info, last_heartbeat_ms = EXCLUDED.last_heartbeat_ms,
+  registration_version = nextval('workers_registration_version'))sql",
                                       Params().Text(info.worker_id()).Bytes(info.SerializeAsString()).Int(now_ms));
     if (!up.ok()) return up.status();
     return pg::PgJobTables(c).RefreshWorker(info.worker_id());
@@ -361,21 +363,62 @@ absl::StatusOr<WorkerRecord> PostgresStore::GetWorker(absl::string_view worker_i
   });
 }
 
-absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() { return ParseWorkerRows(ListWorkerRows()); }
+absl::StatusOr<std::vector<WorkerRecord>> PostgresStore::ListWorkers() {
+  return ParseWorkerRows(ListWorkerRows(nullptr));
+}
 
-absl::StatusOr<std::vector<WorkerRow>> PostgresStore::ListWorkerRows() {
+absl::StatusOr<std::vector<WorkerRow>> PostgresStore::ListWorkerRows(const HaveRegistration& have) {
+  // Every row without its registration first (a thousand rows are a few tens of KiB; with their
+  // registrations they were ~9 MiB, decompressed by the server and copied by both sides, twice a
+  // second for the fleet view: server/README.md, Load), then the registrations the caller does not
+  // hold, each with the version it is at when read: a registration changed between the two reads
+  // comes with its new version, which the next read then finds held.
   return Read([&](Connection& c) -> absl::StatusOr<std::vector<WorkerRow>> {
-    absl::StatusOr<Rows> r = c.Query(absl::StrCat("SELECT ", kWorkerColumns, " FROM workers ORDER BY seq"));
+    absl::StatusOr<Rows> r = c.Query(absl::StrCat(
+        "SELECT worker_id, ", have ? "NULL::bytea" : "info",
+        ", last_heartbeat_ms, state, current_job_id, registration_version FROM workers ORDER BY seq"));
     if (!r.ok()) return r.status();
     std::vector<WorkerRow> out;
     out.reserve(r->size());
+    std::vector<std::string> wanted;
+    std::map<std::string, size_t> wanted_at;  // worker_id -> its row in out
     for (int i = 0; i < r->size(); ++i) {
       WorkerRow& w = out.emplace_back();
       w.worker_id = r->Text(i, 0);
-      w.registration = r->Text(i, 1);
       w.last_heartbeat_unix_ms = r->Int(i, 2);
       w.state = r->Text(i, 3);
       w.current_job_id = r->Text(i, 4);
+      w.registration_version = r->Int(i, 5);
+      if (!have) {
+        w.registration = r->Text(i, 1);
+      } else if (have(w.worker_id, w.registration_version)) {
+        w.registration_left_out = true;
+      } else {
+        wanted_at.emplace(w.worker_id, out.size() - 1);
+        wanted.push_back(w.worker_id);
+      }
+    }
+    if (wanted.empty()) return out;
+    absl::StatusOr<Rows> regs = c.Query(
+        "SELECT worker_id, info, registration_version FROM workers WHERE worker_id = ANY($1::text[])",
+        Params().TextArray(wanted));
+    if (!regs.ok()) return regs.status();
+    for (int i = 0; i < regs->size(); ++i) {
+      auto at = wanted_at.find(regs->Text(i, 0));
+      if (at == wanted_at.end()) continue;
+      out[at->second].registration = regs->Text(i, 1);
+      out[at->second].registration_version = regs->Int(i, 2);
+      wanted_at.erase(at);
+    }
+    // Workers are never removed; should one be between the reads, its row goes rather than stay
+    // without a registration.
+    if (!wanted_at.empty()) {
+      std::vector<WorkerRow> kept;
+      kept.reserve(out.size());
+      for (size_t i = 0; i < out.size(); ++i)
+        if (!wanted_at.contains(out[i].worker_id))
+          kept.push_back(std::move(out[i]));
+      out = std::move(kept);
     }
     return out;
   });

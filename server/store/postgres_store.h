@@ -58,7 +58,7 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id, int64_t now_ms) override;
   absl::StatusOr<WorkerRecord> GetWorker(absl::string_view worker_id) override;
   absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() override;
-  absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows() override;
+  absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows(const HaveRegistration& have) override;
 
  private:
   explicit PostgresStore(std::unique_ptr<pg::Pool> pool) : pool_(std::move(pool)) {}

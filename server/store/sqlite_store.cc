@@ -367,9 +367,11 @@ absl::StatusOr<WorkerRecord> SqliteStore::GetWorker(absl::string_view worker_id)
   return ReadWorker(q);
 }
 
-absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() { return ParseWorkerRows(ListWorkerRows()); }
+absl::StatusOr<std::vector<WorkerRecord>> SqliteStore::ListWorkers() {
+  return ParseWorkerRows(ListWorkerRows(nullptr));
+}
 
-absl::StatusOr<std::vector<WorkerRow>> SqliteStore::ListWorkerRows() {
+absl::StatusOr<std::vector<WorkerRow>> SqliteStore::ListWorkerRows(const HaveRegistration& /*have*/) {
   // The rows are copied under the lock and parsed (by the caller) after it: a fleet's registrations
   // (catalogs of several KiB each) take long to parse, and every other call waits for the lock.
   std::vector<WorkerRow> out;

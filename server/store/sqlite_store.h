@@ -67,7 +67,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<std::string>> Heartbeat(absl::string_view worker_id, int64_t now_ms) override;
   absl::StatusOr<WorkerRecord> GetWorker(absl::string_view worker_id) override;
   absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() override;
-  absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows() override;
+  // Keeps no registration versions: every row comes with its registration (`have` is not asked).
+  absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows(const HaveRegistration& have) override;
 
   // WAL syncs made so far by the group commit (0 without one): tests, and how often durability cost.
   uint64_t durable_syncs() const { return group_commit_ == nullptr ? 0 : group_commit_->syncs(); }

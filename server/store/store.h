@@ -62,14 +62,21 @@ struct WorkerRecord {
 };
 
 // A worker's row with its registration as stored, not parsed: the fleet view (fleet_cache.h) parses
-// only the registrations that changed since its last read.
+// only the registrations that changed since its last read, and on PostgreSQL reads only those.
 struct WorkerRow {
   std::string worker_id;
   std::string registration;  // The serialized v1::WorkerInfo (its worker_id is the row's).
+  // Changes whenever the registration does; 0 where the store keeps no versions (SQLite).
+  int64_t registration_version = 0;
+  // The registration was left out (registration is empty): the reader said it holds this version.
+  bool registration_left_out = false;
   int64_t last_heartbeat_unix_ms = 0;
   std::string state;
   std::string current_job_id;
 };
+
+// Whether a reader of the workers already holds this worker's registration at this version.
+using HaveRegistration = std::function<bool(const std::string& worker_id, int64_t version)>;
 
 // A performance series: results of one op variant on one problem shape and dtype on one GPU model,
 // measured the same way (cache mode, hot batch, backend): a HOT result is never judged against COLD
@@ -257,8 +264,10 @@ class Store {
   // In order of first registration (re-registering keeps a worker's place), so that anything merged
   // over workers, such as the catalog, comes out the same every time.
   virtual absl::StatusOr<std::vector<WorkerRecord>> ListWorkers() = 0;
-  // ListWorkers' rows in the same order, the registrations left unparsed.
-  virtual absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows() = 0;
+  // ListWorkers' rows in the same order, the registrations left unparsed. A store that keeps
+  // registration versions (PostgreSQL) leaves out each registration `have` (may be null) says the
+  // caller holds at the row's version: a thousand workers' heartbeats, not their ~9 MiB of catalogs.
+  virtual absl::StatusOr<std::vector<WorkerRow>> ListWorkerRows(const HaveRegistration& have) = 0;
 };
 
 }  // namespace kbench::server

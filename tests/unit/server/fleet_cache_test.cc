@@ -117,12 +117,13 @@ TEST_F(FleetCacheTest, AnExpiredViewIsServedToLeasesAtOnceAndReadAgainBehind) {
   ASSERT_TRUE(here_->RegisterWorker(CpuWorker("a")).ok());
   absl::Notification second_read_began, release;
   std::atomic<int> reads{0};
-  FleetCache cache(std::chrono::milliseconds(0), [&](Store* store) {  // Every view expired at once.
+  // Every view expired at once.
+  FleetCache cache(std::chrono::milliseconds(0), [&](Store* store, const HaveRegistration& have) {
     if (reads.fetch_add(1) == 1) {
       second_read_began.Notify();
       release.WaitForNotification();
     }
-    return store->ListWorkerRows();
+    return store->ListWorkerRows(have);
   });
   absl::StatusOr<FleetCache::View> first = cache.Get(store_.get(), FleetCache::Want::kAny);
   ASSERT_TRUE(first.ok()) << first.status();
@@ -186,6 +187,21 @@ TEST_F(FleetCacheTest, ARefreshParsesOnlyTheRegistrationsThatChanged) {
   // Its catalog counts as its own: two distinct catalogs now (rmsnorm's, vector_add's).
   EXPECT_EQ(third->fleet->distinct_catalogs(), 2u);
   EXPECT_EQ(second->fleet->distinct_catalogs(), 1u);
+}
+
+// A store leaves a registration out only where the view before holds it at that version; a row
+// left out that the view cannot supply is an error, never a worker without a registration.
+TEST_F(FleetCacheTest, ARegistrationLeftOutThatTheViewDoesNotHoldIsAnError) {
+  FleetCache cache(std::chrono::hours(1), [](Store*, const HaveRegistration& have) {
+    EXPECT_FALSE(have);  // No view before: nothing is held.
+    WorkerRow row;
+    row.worker_id = "w-1";
+    row.registration_version = 7;
+    row.registration_left_out = true;
+    return absl::StatusOr<std::vector<WorkerRow>>(std::vector<WorkerRow>{row});
+  });
+  absl::StatusOr<FleetCache::View> view = cache.Get(store_.get(), FleetCache::Want::kFresh);
+  EXPECT_EQ(view.status().code(), absl::StatusCode::kInternal) << view.status();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // serialization failure or deadlock aborts them. Runs on a real server the test starts itself.
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -16,6 +17,7 @@
 #include "fixtures.h"
 #include "gtest/gtest.h"
 #include "postgres_fixture.h"
+#include "server/coordinator/fleet_cache.h"
 #include "server/store/pg_jobs.h"
 #include "server/store/pg_schema.h"
 #include "server/store/postgres_store.h"
@@ -334,6 +336,121 @@ TEST_F(PostgresStoreTest, ReplicasRequeueAnExpiredLeaseOnce) {
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state(), v1::QUEUED);
   EXPECT_EQ(job->attempts(), 1);
+}
+
+// The fleet view's read (fleet_cache.h) asks for the registrations it does not hold: a row whose
+// registration the caller holds at its version comes without it, a heartbeat keeps the version, a
+// registration again (here or through another replica) gives a new one and the new bytes. Fails if
+// the store sends every registration on every read, or one left out after it changed.
+TEST_F(PostgresStoreTest, WorkerRowsLeaveOutTheRegistrationsTheCallerHolds) {
+  auto a = Open();
+  auto b = Open();  // Another replica.
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  v1::WorkerInfo one = testing::CpuWorker("one"), two = testing::CpuWorker("two");
+  one.set_worker_id("w-1");
+  two.set_worker_id("w-2");
+  ASSERT_TRUE(a->UpsertWorker(one, kT0).ok());
+  ASSERT_TRUE(a->UpsertWorker(two, kT0).ok());
+  absl::StatusOr<std::vector<WorkerRow>> all = a->ListWorkerRows(nullptr);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].worker_id, "w-1");
+  EXPECT_EQ((*all)[0].registration, one.SerializeAsString());
+  EXPECT_FALSE((*all)[0].registration_left_out);
+  EXPECT_NE((*all)[0].registration_version, 0);
+  EXPECT_NE((*all)[0].registration_version, (*all)[1].registration_version);
+  std::map<std::string, int64_t> held = {{"w-1", (*all)[0].registration_version},
+                                         {"w-2", (*all)[1].registration_version}};
+  auto have = [&](const std::string& id, int64_t version) { return held.count(id) > 0 && held.at(id) == version; };
+
+  ASSERT_TRUE(a->Heartbeat("w-1", kT0 + 2000).ok());
+  absl::StatusOr<std::vector<WorkerRow>> beat = a->ListWorkerRows(have);
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  ASSERT_EQ(beat->size(), 2u);
+  for (const WorkerRow& w : *beat) {
+    EXPECT_TRUE(w.registration_left_out) << w.worker_id;
+    EXPECT_TRUE(w.registration.empty()) << w.worker_id;
+    EXPECT_EQ(w.registration_version, held.at(w.worker_id));
+  }
+  EXPECT_EQ((*beat)[0].last_heartbeat_unix_ms, kT0 + 2000);  // Heartbeats and states always come.
+  EXPECT_EQ((*beat)[1].last_heartbeat_unix_ms, kT0);
+
+  v1::WorkerInfo again = testing::CpuWorker("two-again");
+  again.set_worker_id("w-2");
+  ASSERT_TRUE(b->UpsertWorker(again, kT0 + 3000).ok());
+  absl::StatusOr<std::vector<WorkerRow>> changed = a->ListWorkerRows(have);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  ASSERT_EQ(changed->size(), 2u);
+  EXPECT_TRUE((*changed)[0].registration_left_out);
+  const WorkerRow& w2 = (*changed)[1];
+  EXPECT_EQ(w2.worker_id, "w-2");
+  EXPECT_FALSE(w2.registration_left_out);
+  EXPECT_EQ(w2.registration, again.SerializeAsString());
+  EXPECT_NE(w2.registration_version, held.at("w-2"));
+  EXPECT_NE(w2.registration_version, 0);
+  EXPECT_EQ(w2.last_heartbeat_unix_ms, kT0 + 3000);
+
+  // A worker the caller has never seen comes with its registration.
+  v1::WorkerInfo three = testing::CpuWorker("three");
+  three.set_worker_id("w-3");
+  ASSERT_TRUE(b->UpsertWorker(three, kT0).ok());
+  held["w-2"] = w2.registration_version;
+  absl::StatusOr<std::vector<WorkerRow>> joined = a->ListWorkerRows(have);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  ASSERT_EQ(joined->size(), 3u);
+  EXPECT_TRUE((*joined)[1].registration_left_out);
+  EXPECT_EQ((*joined)[2].worker_id, "w-3");
+  EXPECT_EQ((*joined)[2].registration, three.SerializeAsString());
+}
+
+// The fleet view on PostgreSQL reads each registration once: a refresh after heartbeats reads none
+// (and shares the parsed registrations), one after a registration through another replica reads that
+// one. Fails if a refresh reads every registration again, or serves a changed one from the old view.
+TEST_F(PostgresStoreTest, TheFleetViewReadsOnlyTheRegistrationsThatChanged) {
+  auto here = Open();
+  auto other = Open();
+  ASSERT_NE(here, nullptr);
+  ASSERT_NE(other, nullptr);
+  for (const char* name : {"a", "b", "c"}) {
+    v1::WorkerInfo w = testing::CpuWorker(name);
+    w.set_worker_id(std::string("w-") + name);
+    ASSERT_TRUE(here->UpsertWorker(w, kT0).ok());
+  }
+  int registrations_read = 0;
+  FleetCache cache(std::chrono::hours(1), [&](Store* store, const HaveRegistration& have) {
+    absl::StatusOr<std::vector<WorkerRow>> rows = store->ListWorkerRows(have);
+    if (rows.ok())
+      for (const WorkerRow& w : *rows) registrations_read += w.registration_left_out ? 0 : 1;
+    return rows;
+  });
+  absl::StatusOr<FleetCache::View> first = cache.Get(here.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(registrations_read, 3);
+
+  ASSERT_TRUE(here->Heartbeat("w-b", kT0 + 2000).ok());
+  absl::StatusOr<FleetCache::View> second = cache.Get(here.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(registrations_read, 3);
+  EXPECT_EQ(second->fleet->parsed(), 0u);
+  for (const char* id : {"w-a", "w-b", "w-c"}) EXPECT_EQ(second->fleet->Find(id), first->fleet->Find(id)) << id;
+  EXPECT_EQ(second->fleet->FindWorker("w-b")->last_heartbeat_unix_ms, kT0 + 2000);
+
+  v1::WorkerInfo c = testing::CpuWorker("c");
+  c.clear_catalog();
+  *c.add_catalog() = testing::VectorAddOp();
+  c.set_worker_id("w-c");
+  ASSERT_TRUE(other->UpsertWorker(c, kT0 + 3000).ok());
+  absl::StatusOr<FleetCache::View> third = cache.Get(here.get(), FleetCache::Want::kFresh);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(registrations_read, 4);
+  EXPECT_EQ(third->fleet->parsed(), 1u);
+  EXPECT_EQ(third->fleet->Find("w-a"), first->fleet->Find("w-a"));
+  const v1::WorkerInfo* changed = third->fleet->Find("w-c");
+  ASSERT_NE(changed, nullptr);
+  ASSERT_EQ(changed->catalog_size(), 1);
+  EXPECT_EQ(changed->catalog(0).name(), "vector_add");
+  EXPECT_EQ(changed->worker_id(), "w-c");
 }
 
 TEST(PostgresUri, RecognizesBothSchemes) {
