@@ -15,6 +15,8 @@
 //          rows where W has them.
 // For NT >= 4 the loop over a chunk's four 32-k steps is not unrolled: ptxas otherwise requests all
 // four steps' A fragments at once (16 NT registers) and spills.
+// Any grid: block b takes row tiles b, b + gridDim.x, ... (one each when the grid covers N), and a
+// warp's batches run on from one tile into the next, the K split summed at each tile's end.
 // Needs K % 128 == 0 and 16-byte aligned A and W.
 #pragma once
 
