@@ -37,8 +37,10 @@ absl::StatusOr<std::shared_ptr<const Fleet>> Fleet::FromRows(std::vector<WorkerR
     if (previous != nullptr) {
       if (auto it = previous->by_id_.find(row.worker_id); it != previous->by_id_.end()) {
         const size_t i = it->second;
-        const bool same = row.registration_left_out ? previous->Holds(row.worker_id, row.registration_version)
-                                                    : *previous->registrations_[i] == row.registration;
+        // Left out: the store asked Holds; the version is compared here without a second lookup.
+        const bool same = row.registration_left_out
+                              ? row.registration_version != 0 && previous->versions_[i] == row.registration_version
+                              : *previous->registrations_[i] == row.registration;
         if (same) {
           w.info = previous->workers_[i].info;
           fleet->registrations_.push_back(previous->registrations_[i]);

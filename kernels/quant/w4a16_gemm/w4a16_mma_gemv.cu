@@ -56,6 +56,14 @@ using Narrow = GemvMmaShape<1, 1, 4, 1, 2, true, 4, true>;
 // against 29.0 at 16 x 14336 x 4096 (GEMM_README.md).
 using Wide16 = GemvMmaShape<2, 1, 4, 1, 2, true, 3, true>;
 using Wide16Deep = GemvMmaShape<2, 1, 4, 1, 2, true, 2, true>;
+// Whether N's row tiles give at most two blocks an SM (then Wide16Deep); the launch and its resource
+// report decide alike.
+cudaError_t Wide16IsDeep(int64_t n, bool* deep) {
+  int sms = 0;
+  const cudaError_t e = cuda::SmCount(&sms);
+  *deep = e == cudaSuccess && cuda::CeilDiv(n, Wide16::kRows) <= 2 * sms;
+  return e;
+}
 using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;
 constexpr int kSmemWarps = 8;
 using SlabTakes2 = GemvMmaShape<1, 1, 1, 1, 2, false, 1>;
@@ -100,9 +108,9 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   if (g.m > 8 && g.m <= 16 && Wide16::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     W4Args tiled = g;
     tiled.w = wt;
-    int sms = 0;
-    KB_CUDA_TRY(cuda::SmCount(&sms));
-    if (cuda::CeilDiv(g.n, Wide16::kRows) <= 2 * sms) Go<Wide16Deep, 2, 2>(tiled, s);
+    bool deep = false;
+    KB_CUDA_TRY(Wide16IsDeep(g.n, &deep));
+    if (deep) Go<Wide16Deep, 2, 2>(tiled, s);
     else Go<Wide16, 2, 2>(tiled, s);
   } else if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     W4Args tiled = g;
@@ -132,8 +140,8 @@ std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
   if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
   if (m <= 16) {
-    int sms = 0;
-    const bool deep = cuda::SmCount(&sms) == cudaSuccess && cuda::CeilDiv(p.dim("N"), Wide16::kRows) <= 2 * sms;
+    bool deep = false;
+    (void)Wide16IsDeep(p.dim("N"), &deep);
     return {{deep ? "GemvMmaT<n16,2 blocks>" : "GemvMmaT<n16,3 blocks>",
              deep ? Wide16Deep::Kernel<2>() : Wide16::Kernel<2>(), Wide16::kThreads, 0}};
   }
