@@ -71,21 +71,46 @@ __device__ __forceinline__ uint32_t Pack(float lo, float hi) {
   }
 }
 
-// Copies `rows` rows of D halves starting at row r0 of an n-row matrix whose rows are `stride`
-// elements apart into a swizzled tile; rows at or past n are zero-filled.
+// A thread's share of copying tiles of kRows rows of D halves into swizzled shared memory, planned
+// once a kernel: its chunk and its rows within a tile (row0, row0 + kStep, ...) are the same for
+// every tile, and kStep is a multiple of 8, so its destinations are fixed offsets (row & 7, which
+// the swizzle reads, never changes) and only the source moves, by whole tiles. Computing each
+// copy's 64-bit address and row guard afresh had cost ~150 integer instructions a warp per K/V tile,
+// about an eighth of the main loop's instructions (Nsight Compute on the H200, kernels/attention/README.md).
+// Rows at or past n are zero-filled; only a tile that reaches n checks them.
 template <int D, int kRows, int kThreads>
-__device__ __forceinline__ void LoadTile(uint32_t dst, const void* src, int64_t r0, int64_t n, int64_t stride) {
-  constexpr int kChunks = D / 8;
-  static_assert((kRows * kChunks) % kThreads == 0, "whole chunks per thread");
-#pragma unroll
-  for (int i = 0; i < kRows * kChunks / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    const int row = e / kChunks, chunk = e % kChunks;
-    const bool in = r0 + row < n;
-    const char* p = static_cast<const char*>(src) + (in ? ((r0 + row) * stride + chunk * 8) * 2 : 0);
-    ptx::CpAsync16(dst + Swz<D>(row, chunk), p, in);
+struct TileCopy {
+  static constexpr int kChunks = D / 8, kStep = kThreads / kChunks, kPer = kRows / kStep;
+  static_assert(kThreads % kChunks == 0 && kStep % 8 == 0 && kRows % kStep == 0, "fixed swizzle rows");
+  const char* src;    // this thread's chunk of its first row (row0) of the matrix
+  int32_t row_bytes;  // a row of the matrix in memory (its rows are a head's: far below 2 GiB apart)
+  uint32_t dst;       // this thread's first chunk in a tile
+
+  __device__ __forceinline__ TileCopy(const void* base, int64_t stride) {
+    const int chunk = static_cast<int>(threadIdx.x) % kChunks, row0 = static_cast<int>(threadIdx.x) / kChunks;
+    row_bytes = static_cast<int32_t>(stride * 2);
+    src = static_cast<const char*>(base) + static_cast<int64_t>(row0) * row_bytes + chunk * 16;
+    dst = static_cast<uint32_t>(row0 * (D * 2) + ((chunk ^ (row0 & 7)) << 4));
   }
-}
+  // The tile of rows r0.. of an n-row matrix, `delta` bytes past the planned one (V beside K), into
+  // the tile at shared address `tile`.
+  __device__ __forceinline__ void Load(uint32_t tile, int64_t r0, int64_t n, int64_t delta = 0) const {
+    const char* p = src + delta + r0 * row_bytes;
+    if (r0 + kRows <= n) {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i)
+        ptx::CpAsync16(tile + dst + i * kStep * D * 2, p + static_cast<int64_t>(i * kStep) * row_bytes, true);
+    } else {
+      const int row0 = static_cast<int>(threadIdx.x) / kChunks;
+      const char* row_0 = src + delta - static_cast<int64_t>(row0) * row_bytes;  // valid for the zero-filled rows
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const bool in = r0 + row0 + i * kStep < n;
+        ptx::CpAsync16(tile + dst + i * kStep * D * 2, in ? p + static_cast<int64_t>(i * kStep) * row_bytes : row_0, in);
+      }
+    }
+  }
+};
 
 // kM: 16-row mma tiles per warp. kM = 1: 8 warps of 16 rows, Q held in registers, 3 stages, one
 // block per SM. kM = 2 (FA2's layout): 4 warps of 32 rows; every K and V fragment feeds two mmas, so
@@ -133,12 +158,14 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
 
   // Group 0: Q and tile 0; then the next kStg - 2 tiles (empty groups past the last tile keep the
   // count of groups, and so the wait below, the same for every tile).
-  LoadTile<D, kBlockM, C::kThreads>(sq, qh, i0, n_q, lay.q_row);
+  TileCopy<D, kBlockM, C::kThreads>(qh, lay.q_row).Load(sq, i0, n_q);
+  const TileCopy<D, kBlockN, C::kThreads> kv(kh, lay.kv_row);
+  const int64_t v_delta = reinterpret_cast<const char*>(vh) - reinterpret_cast<const char*>(kh);
 #pragma unroll
   for (int st = 0; st < kStg - 1; ++st) {
     if (st < n_tiles) {
-      LoadTile<D, kBlockN, C::kThreads>(sk(st), kh, static_cast<int64_t>(st) * kBlockN, n_kv, lay.kv_row);
-      LoadTile<D, kBlockN, C::kThreads>(sv(st), vh, static_cast<int64_t>(st) * kBlockN, n_kv, lay.kv_row);
+      kv.Load(sk(st), static_cast<int64_t>(st) * kBlockN, n_kv);
+      kv.Load(sv(st), static_cast<int64_t>(st) * kBlockN, n_kv, v_delta);
     }
     ptx::CpAsyncCommit();
   }
@@ -163,8 +190,8 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     __syncthreads();               // everyone's; and no warp still reads tile j-1's stage
     if (jt + kStg - 1 < n_tiles) {  // into tile j-1's stage
       const int nst = (jt + kStg - 1) % kStg;
-      LoadTile<D, kBlockN, C::kThreads>(sk(nst), kh, j0 + (kStg - 1) * kBlockN, n_kv, lay.kv_row);
-      LoadTile<D, kBlockN, C::kThreads>(sv(nst), vh, j0 + (kStg - 1) * kBlockN, n_kv, lay.kv_row);
+      kv.Load(sk(nst), j0 + (kStg - 1) * kBlockN, n_kv);
+      kv.Load(sv(nst), j0 + (kStg - 1) * kBlockN, n_kv, v_delta);
     }
     ptx::CpAsyncCommit();
     if constexpr (kM == 1) {
