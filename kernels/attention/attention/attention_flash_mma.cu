@@ -47,6 +47,14 @@ __device__ __forceinline__ uint32_t Swz(int row, int chunk) {
   return static_cast<uint32_t>(row * (D * 2) + ((chunk ^ (row & 7)) << 4));
 }
 
+// The swizzled byte offset within its row of chunk 2 ks + c for a lane whose rows are all r mod 8,
+// given x16 = (c ^ r) << 4: 2 ks + c is 2 ks ^ c, so the offset is 32 ks ^ x16, which is
+// (32 (ks % 4) ^ x16) + 128 (ks / 4) since x16 < 128. With ks unrolled, one XOR and one add a
+// k step for all of a warp's ldmatrix rows of it, instead of re-deriving each row's swizzle.
+__device__ __forceinline__ uint32_t ChunkAt(uint32_t x16, int ks) {
+  return ((32u * static_cast<uint32_t>(ks & 3)) ^ x16) + 128u * static_cast<uint32_t>(ks >> 2);
+}
+
 template <typename T>
 __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   if constexpr (std::is_same_v<T, __half>) {
@@ -172,6 +180,13 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
 
   // Rows of this thread in mma tile mt: r_lo(mt) = warp*16*kM + mt*16 + lane/4, and 8 below.
   const int warp_row = warp * 16 * kM;
+  // ldmatrix rows of this lane (all lane % 8 mod 8) and its chunk bits, as ChunkAt takes them: Q
+  // and V (transposed) rows lane % 16, chunk bit lane / 16; K rows lane % 8 + 8 (lane / 16), chunk
+  // bit lane / 8 % 2.
+  const uint32_t q_rows = sq + (warp_row + (lane & 15)) * (D * 2), v_rows = (lane & 15) * (D * 2);
+  const uint32_t k_rows = ((lane & 7) + ((lane >> 4) << 3)) * (D * 2);
+  const uint32_t xq = static_cast<uint32_t>((lane >> 4) ^ (lane & 7)) << 4;
+  const uint32_t xk = static_cast<uint32_t>(((lane >> 3) & 1) ^ (lane & 7)) << 4;
   uint32_t qf[kM == 1 ? D / 16 : 1][4];  // kM = 1: Q in registers
   float acc[kM][D / 8][4];
   float m[kM][2], l[kM][2];
@@ -197,7 +212,7 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
     if constexpr (kM == 1) {
       if (jt == 0) {
 #pragma unroll
-        for (int ks = 0; ks < D / 16; ++ks) ptx::LdMatrixX4(sq + Swz<D>(warp_row + (lane & 15), ks * 2 + (lane >> 4)), qf[ks]);
+        for (int ks = 0; ks < D / 16; ++ks) ptx::LdMatrixX4(q_rows + ChunkAt(xq, ks), qf[ks]);
       }
     }
     // S = Q K_j^T: 16*kM x 64 per warp, kM x 8 tiles of 16x8.
@@ -215,14 +230,14 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
 #pragma unroll
           for (int r = 0; r < 4; ++r) qa[mt][r] = qf[ks][r];
         } else {
-          ptx::LdMatrixX4(sq + Swz<D>(warp_row + mt * 16 + (lane & 15), ks * 2 + (lane >> 4)), qa[mt]);
+          ptx::LdMatrixX4(q_rows + mt * 16 * (D * 2) + ChunkAt(xq, ks), qa[mt]);
         }
       }
 #pragma unroll
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t kf[4];
         // Keys np*16 + (l & 7) + 8*(l >= 16), d chunk 2ks + ((l >> 3) & 1): b0, b1 of two key tiles.
-        ptx::LdMatrixX4(sk(st) + Swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1)), kf);
+        ptx::LdMatrixX4(sk(st) + k_rows + np * 16 * (D * 2) + ChunkAt(xk, ks), kf);
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
           Mma<T>(sc[mt][2 * np], qa[mt], kf[0], kf[1]);
@@ -296,7 +311,7 @@ __global__ void __launch_bounds__(Cfg<kM>::kThreads, kM == 1 ? 1 : 2)
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t vf[4];
-        ptx::LdMatrixX4Trans(sv(st) + Swz<D>(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)), vf);
+        ptx::LdMatrixX4Trans(sv(st) + v_rows + kk * 16 * (D * 2) + ChunkAt(xq, dp), vf);
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
           Mma<T>(acc[mt][2 * dp], pf[mt][kk], vf[0], vf[1]);
