@@ -25,6 +25,10 @@
 //   - the online softmax rescales O only by exp2(m_old - m_new) per tile, in the log2 domain (one
 //     FFMA + EX2 per score), and divides by the row sum once at the end;
 //   - the output goes through shared memory (the Q tile's space) so each thread stores 16 bytes.
+//   - addresses planned once, as CuTe plans FA2's: a thread's cp.async chunks and ldmatrix rows are
+//     the same in every tile (TileCopy, ChunkAt), so the main loop computes no per-copy 64-bit
+//     address or per-row swizzle. Recomputing them had v3 issuing ~8x FA2's integer instructions;
+//     planning them took 8-9% off d = 128 (kernels/attention/README.md).
 #include <cmath>
 #include <string>
 #include <vector>
