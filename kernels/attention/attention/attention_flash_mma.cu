@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "attention/attention/attention_cuda.cuh"
+#include "attention/attention/smem_swizzle.h"
 #include "core/cuda/occupancy.cuh"
 #include "core/cuda/fast_exp2.cuh"
 #include "gemm/gemm/gemm_ptx.cuh"
@@ -44,20 +45,6 @@ namespace {
 namespace ptx = gemm::ptx;
 
 constexpr int kBlockM = 128, kBlockN = 64;  // shared memory: Q, then per stage a K and a V tile
-
-// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of D-half rows.
-template <int D>
-__device__ __forceinline__ uint32_t Swz(int row, int chunk) {
-  return static_cast<uint32_t>(row * (D * 2) + ((chunk ^ (row & 7)) << 4));
-}
-
-// The swizzled byte offset within its row of chunk 2 ks + c for a lane whose rows are all r mod 8,
-// given x16 = (c ^ r) << 4: 2 ks + c is 2 ks ^ c, so the offset is 32 ks ^ x16, which is
-// (32 (ks % 4) ^ x16) + 128 (ks / 4) since x16 < 128. With ks unrolled, one XOR and one add a
-// k step for all of a warp's ldmatrix rows of it, instead of re-deriving each row's swizzle.
-__device__ __forceinline__ uint32_t ChunkAt(uint32_t x16, int ks) {
-  return ((32u * static_cast<uint32_t>(ks & 3)) ^ x16) + 128u * static_cast<uint32_t>(ks >> 2);
-}
 
 template <typename T>
 __device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
