@@ -89,7 +89,7 @@ struct TileCopy {
     const int chunk = static_cast<int>(threadIdx.x) % kChunks, row0 = static_cast<int>(threadIdx.x) / kChunks;
     row_bytes = static_cast<int32_t>(stride * 2);
     src = static_cast<const char*>(base) + static_cast<int64_t>(row0) * row_bytes + chunk * 16;
-    dst = static_cast<uint32_t>(row0 * (D * 2) + ((chunk ^ (row0 & 7)) << 4));
+    dst = Swz<D>(row0, chunk);
   }
   // The tile of rows r0.. of an n-row matrix, `delta` bytes past the planned one (V beside K), into
   // the tile at shared address `tile`.
