@@ -172,6 +172,12 @@ TEST(PagedDecodeGpu, SplitPlanIsReported) {
   // A batch that fills the device without splitting is not split.
   const Problem wide = MakeProblem(op, {64, 32, 8, 128, 16, 1024, 0, 4096, 64}, Dtype::kBF16);
   EXPECT_EQ(SplitsOf(*op.find_variant("cuda_v2_split_kv"), wide), 1);
+  // v4 plans one block an SM: batch 16's 128 (sequence, head group) blocks fill a device of fewer
+  // than 256 SMs (the H100's and H200's 132) without splitting, so no partials and no merge.
+  const Problem ci = MakeProblem(op, {16, 32, 8, 128, 16, 4096, 0, 4096, 256}, Dtype::kBF16);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  if (sms < 256) EXPECT_EQ(SplitsOf(*op.find_variant("cuda_v4_gqa_mma"), ci), 1);
 }
 
 }  // namespace

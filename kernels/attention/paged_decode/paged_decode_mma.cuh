@@ -15,6 +15,7 @@
 // end, then written as out or as the split's partial, as the CUDA-core kernel does.
 #pragma once
 
+#include "attention/attention/smem_swizzle.h"
 #include "attention/paged_decode/paged_decode_kernels.cuh"
 #include "core/cuda/fast_exp2.cuh"
 
@@ -24,13 +25,11 @@ constexpr int kGroupTokens = 16;
 constexpr int kMmaStages = 3;
 constexpr int kMmaStageBytes = 2 * kGroupTokens * kRowBytes;          // 8 KB
 constexpr int kMmaSmem = kWarps * kMmaStages * kMmaStageBytes;        // 96 KB
+static_assert(kTile % kGroupTokens == 0, "a split's chunk (a multiple of kTile) starts on a group");
 
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
-
-// Byte offset of 16-byte chunk c (0-15) of row r in a 16-row half of a stage.
-__device__ __forceinline__ int Swizzle(int r, int c) { return r * kRowBytes + ((c ^ (r & 7)) << 4); }
 
 // 16 bytes, or 16 zero bytes when !valid (src-size 0: nothing is read).
 __device__ __forceinline__ void CpAsync16Zfill(uint32_t dst, const void* src, bool valid) {
@@ -124,7 +123,8 @@ __device__ __forceinline__ void MergeIfLast(const DecodeArgs& a, int b, int h0, 
   }
 }
 
-template <int kG>
+// kGroupInPage: the page size is a multiple of kGroupTokens, so a 16-token group lies in one page.
+template <int kG, bool kGroupInPage>
 __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
   static_assert(kG >= 1 && kG <= 8, "heads are the rows g < 8 of the MMA tile");
   extern __shared__ __align__(128) unsigned char smem[];
@@ -165,21 +165,56 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
   }
 
   // This warp's iteration `it` (group warp + 4 it) into ring slot `slot`; one commit group each.
+  // A lane copies chunk c of rows r0 + 2i (i < 8) of K and of V. Rows r and r + 8 share a swizzle,
+  // so four destination offsets, planned once, serve the eight rows (the last four 2 KB on). When
+  // the page size is a multiple of 16, a group is one page (groups start at multiples of 16): one
+  // block-table read a group, the rows a fixed stride apart, instead of a table read and a 64-bit
+  // row offset per row.
+  const int r0 = lane >> 4, c = lane & 15;
+  uint32_t dst[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) dst[i] = attention::Swz<kHeadDim>(r0 + 2 * i, c);
+  const int64_t col = static_cast<int64_t>(kvh) * kHeadDim + c * 8;
+  const int row_step = static_cast<int>(2 * token_stride);  // a page of rows is far under 2^31 elements
   const auto issue = [&](int it, int slot) {
     if (it < mine) {
       const int tok0 = t_begin + (warp + it * kWarps) * kGroupTokens;
       const uint32_t base = SmemAddr(ring + slot * kMmaStageBytes);
-      const int c = lane & 15;
+      if constexpr (kGroupInPage) {
+        const int index = a.page_shift >= 0 ? tok0 >> a.page_shift : tok0 / a.page;
+        const int64_t first = (static_cast<int64_t>(table[index]) * a.page + (tok0 - index * a.page) + r0) * token_stride + col;
+        const __nv_bfloat16* k = a.k + first;
+        const __nv_bfloat16* v = a.v + first;
 #pragma unroll
-      for (int r = lane >> 4; r < kGroupTokens; r += 2) {
-        const bool valid = tok0 + r < t_end;
-        const int64_t off = valid ? row_of(tok0 + r) + c * 8 : 0;
-        CpAsync16Zfill(base + Swizzle(r, c), a.k + off, valid);
-        CpAsync16Zfill(base + kGroupTokens * kRowBytes + Swizzle(r, c), a.v + off, valid);
+        for (int i = 0; i < 8; ++i) {
+          const bool valid = tok0 + r0 + 2 * i < t_end;  // rows past it are in the page, zero-filled
+          const uint32_t d = base + dst[i & 3] + (i >> 2) * 8 * kRowBytes;
+          CpAsync16Zfill(d, k + i * row_step, valid);
+          CpAsync16Zfill(d + kGroupTokens * kRowBytes, v + i * row_step, valid);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int tok = tok0 + r0 + 2 * i;
+          const bool valid = tok < t_end;
+          const int64_t off = valid ? row_of(tok) + c * 8 : 0;
+          const uint32_t d = base + dst[i & 3] + (i >> 2) * 8 * kRowBytes;
+          CpAsync16Zfill(d, a.k + off, valid);
+          CpAsync16Zfill(d + kGroupTokens * kRowBytes, a.v + off, valid);
+        }
       }
     }
     CpAsyncCommit();
   };
+
+  // ldmatrix rows: every row a lane names is lane % 8 mod 8, so a k step's swizzled chunk offset is
+  // ChunkAt (one XOR with a constant of the lane) instead of each row's swizzle re-derived.
+  //   K: rows (lane / 16) 8 + lane % 8, chunk 2 kk + bit 3 of the lane;
+  //   V (transposed): rows bit 3 of the lane x 8 + lane % 8, chunk 2 jj + lane / 16.
+  const uint32_t k_row = ((lane >> 4) * 8 + (lane & 7)) * kRowBytes;
+  const uint32_t k_x16 = static_cast<uint32_t>((((lane >> 3) & 1) ^ (lane & 7)) << 4);
+  const uint32_t v_row = (((lane >> 3) & 1) * 8 + (lane & 7)) * kRowBytes + kGroupTokens * kRowBytes;
+  const uint32_t v_x16 = static_cast<uint32_t>(((lane >> 4) ^ (lane & 7)) << 4);
 
   float o[16][4];
 #pragma unroll
@@ -192,15 +227,15 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
     issue(it + kMmaStages - 1, (it + kMmaStages - 1) % kMmaStages);
     CpAsyncWait<kMmaStages - 1>();
     __syncwarp();  // every lane's copies of this slot have landed
-    const uint32_t kbase = SmemAddr(ring + (it % kMmaStages) * kMmaStageBytes);
-    const uint32_t vbase = kbase + kGroupTokens * kRowBytes;
+    const uint32_t stage = SmemAddr(ring + (it % kMmaStages) * kMmaStageBytes);
+    const uint32_t kbase = stage + k_row, vbase = stage + v_row;
 
     float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int kk = 0; kk < 8; ++kk) {
       // Matrices: tokens 0-7 / 8-15 (lane bit 4) x columns 16kk..+7 / +8..+15 (lane bit 3).
       uint32_t b00, b01, b10, b11;
-      Ldmatrix4(kbase + Swizzle((lane >> 4) * 8 + (lane & 7), 2 * kk + ((lane >> 3) & 1)), b00, b01, b10, b11);
+      Ldmatrix4(kbase + attention::ChunkAt(k_x16, kk), b00, b01, b10, b11);
       MmaRowsG(s0, qa[kk][0], qa[kk][1], b00, b01);
       MmaRowsG(s1, qa[kk][0], qa[kk][1], b10, b11);
     }
@@ -232,7 +267,7 @@ __global__ void __launch_bounds__(kThreads) PagedDecodeMmaKernel(DecodeArgs a) {
     for (int jj = 0; jj < 8; ++jj) {
       // Matrices: tokens 0-7 / 8-15 (lane bit 3) x columns 16jj..+7 / +8..+15 (lane bit 4), transposed.
       uint32_t b0, b1, b2, b3;
-      Ldmatrix4Trans(vbase + Swizzle(((lane >> 3) & 1) * 8 + (lane & 7), 2 * jj + (lane >> 4)), b0, b1, b2, b3);
+      Ldmatrix4Trans(vbase + attention::ChunkAt(v_x16, jj), b0, b1, b2, b3);
       MmaRowsG(o[2 * jj], ph0, ph2, b0, b1);
       MmaRowsG(o[2 * jj], pl0, pl2, b0, b1);
       MmaRowsG(o[2 * jj + 1], ph0, ph2, b2, b3);

@@ -1,4 +1,4 @@
-// The identities attention_flash_mma.cu's addressing rests on (kernels/attention/attention/
+// The identities attention_flash_mma.cu's (and paged_decode_mma.cuh's) addressing rests on (kernels/attention/attention/
 // smem_swizzle.h), checked on the CPU for every lane, k step and tile position: a wrong ChunkAt or a
 // row step that breaks the swizzle shows here, in CI, before a GPU run would show wrong outputs.
 #include "attention/attention/smem_swizzle.h"
@@ -71,6 +71,25 @@ TEST(SmemSwizzle, PlannedCopiesKeepTheirDestinationsAndCoverTheTile) {
   CheckPlannedDestinations<64, 128, 64>();
   CheckPlannedDestinations<64, 128, 128>();
   CheckPlannedDestinations<128, 256, 64>();   // 8 warps (16 rows a warp)
+}
+
+// paged_decode_mma.cuh's warp copies: lane l copies chunk l % 16 of rows l / 16 + 2 i (i < 8) of a
+// 16-row K or V group, from four planned offsets (rows r and r + 8 share a swizzle); its ldmatrix
+// reads are v3's K (np 0) and V (kk 0) forms, checked above.
+TEST(SmemSwizzle, PagedDecodeWarpCopiesKeepTheirDestinationsAndCoverTheGroup) {
+  constexpr int kRowBytes = 256;
+  std::set<uint32_t> written;
+  for (int lane = 0; lane < 32; ++lane) {
+    const int r0 = lane >> 4, c = lane & 15;
+    uint32_t dst[4];
+    for (int i = 0; i < 4; ++i) dst[i] = Swz<128>(r0 + 2 * i, c);
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t planned = dst[i & 3] + (i >> 2) * 8 * kRowBytes;
+      EXPECT_EQ(planned, Swz<128>(r0 + 2 * i, c)) << "lane " << lane << ", row " << r0 + 2 * i;
+      written.insert(planned);
+    }
+  }
+  EXPECT_EQ(written.size(), 16u * 16u);
 }
 
 // The swizzle spreads the 8 rows one ldmatrix phase reads (same chunk) over 8 distinct 16-byte bank
