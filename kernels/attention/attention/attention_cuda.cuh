@@ -99,22 +99,34 @@ struct BlockWork {
 // PackedTiles): the warp finds its block's sequence with one coalesced read of the offsets (32
 // sequences a ballot), and within a sequence the longest causal tiles come first, so a long first
 // sequence is scheduled before the short ones.
-template <int kBlockM>
-__device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const SeqLayout& l) {
+// The fixed layout's work of launch-order block id (blockIdx.x + blockIdx.y gridDim.x of a grid
+// (tiles, pairs), tiles = query tiles a head, pairs = B*H); a persistent kernel walks these ids.
+__device__ __forceinline__ BlockWork FixedWorkAt(const AttentionShape& s, const SeqLayout& l, int64_t id, int64_t tiles,
+                                                 int64_t pairs) {
   BlockWork w;
-  if (l.cu_q == nullptr && s.causal && l.head_group > 0) {
-    // Launch order id: group g of head_group (batch, head) pairs, within it query tile level r / gsize
-    // (longest first), then the pair.
-    const int64_t id = blockIdx.x + static_cast<int64_t>(blockIdx.y) * gridDim.x, tiles = gridDim.x;
+  w.n_q = s.n_q, w.n_kv = s.n_kv;
+  if (s.causal && l.head_group > 0) {
+    // Group g of head_group (batch, head) pairs, within it query tile level r / gsize (longest
+    // first), then the pair.
     const int64_t per_group = l.head_group * tiles, g = id / per_group, r = id % per_group;
-    const int64_t left = static_cast<int64_t>(gridDim.y) - g * l.head_group;
+    const int64_t left = pairs - g * l.head_group;
     const int64_t gsize = left < l.head_group ? left : l.head_group;
     const int64_t bh = g * l.head_group + r % gsize;
     w.b = bh / s.h, w.h = bh % s.h;
     w.m_block = tiles - 1 - r / gsize;
-    w.n_q = s.n_q, w.n_kv = s.n_kv;
     return w;
   }
+  const int64_t bh = id / tiles, x = id % tiles;
+  w.b = bh / s.h, w.h = bh % s.h;
+  w.m_block = s.causal ? tiles - 1 - x : x;
+  return w;
+}
+
+template <int kBlockM>
+__device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const SeqLayout& l) {
+  BlockWork w;
+  if (l.cu_q == nullptr && s.causal && l.head_group > 0)
+    return FixedWorkAt(s, l, blockIdx.x + static_cast<int64_t>(blockIdx.y) * gridDim.x, gridDim.x, gridDim.y);
   if (l.cu_q == nullptr) {
     const int64_t bh = blockIdx.y;
     w.b = bh / s.h, w.h = bh % s.h;

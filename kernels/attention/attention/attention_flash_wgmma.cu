@@ -18,8 +18,13 @@
 //     issuing their wgmmas, so one's softmax runs while the other's GEMMs own the tensor cores.
 //     Measured on an H200 (bf16): 635 against 626 TFLOP/s without it at B8 H16 N4096 d128, 382
 //     against 334 at B16 H16 N2048 d64 (kPingPong = false is the schedule it was compared with).
+//   - persistent (fixed layout): one block an SM walks the query tiles in the order a full grid
+//     would launch them (the first wave by block index, then a global counter), so the next tile's
+//     Q and first K/V tiles load while this tile's last P V and output stores run, instead of each
+//     new block waiting for its Q. Measured on an H200 (bf16, B8 H16 N4096 d128): 1645-1648 against
+//     1669-1672 us, 909-910 against 942 causal; causal d = 64 386 against 417.
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
-// masked per element; the longest query tiles are launched first. Edges: TMA zero-fills and the
+// masked per element; the longest query tiles are launched (persistent: handed out) first. Edges: TMA zero-fills and the
 // mask covers any N; the output is stored with row guards. Packed variable-length batches (the
 // varlen op, attention_varlen/) run the same kernel: FindWork (attention_cuda.cuh) maps a block to
 // its sequence, and the tensor maps are [total][H][d] (see the kernel for boxes that cross sequences).
@@ -28,6 +33,7 @@
 #include <cuda.h>  // CUtensorMap (types only; the function comes from the runtime's entry point)
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -36,6 +42,7 @@
 #include "attention/attention/attention_cuda.cuh"
 #include "attention/attention/attention_wgmma.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/workspace.cuh"
 #include "core/cuda/fast_exp2.cuh"
 #include "gemm/gemm/gemm_cuda.cuh"  // CurrentComputeCapability
 
@@ -56,8 +63,10 @@ struct Layout {
   static constexpr int kTileBytes = kBlockN * D * 2;
   static constexpr int kK = kQBytes;                       // K stages, then V stages
   static constexpr int kV = kK + kStages * kTileBytes;
-  static constexpr int kBars = kV + kStages * kTileBytes;  // q_full, k_full[2], k_empty[2], v_full[2], v_empty[2]
-  static constexpr int kSmem = kBars + 9 * 8 + 1024;       // + slack to align the base to 1024
+  // q_full, k_full[2], k_empty[2], v_full[2], v_empty[2]; persistent: q_empty, tile_full[2],
+  // tile_empty[2], then the two tile ids (120 bytes in all)
+  static constexpr int kBars = kV + kStages * kTileBytes;
+  static constexpr int kSmem = kBars + 16 * 8 + 1024;      // + slack to align the base to 1024
   static_assert(kSmem <= 227 * 1024, "Q and two stages of K and V fit");
   static_assert(kChunks * kTileChunkBytes == kTileBytes && kTileChunkBytes % 1024 == 0,
                 "a tile is whole 64-column chunks, each on a 1024-byte boundary (the swizzle period)");
@@ -92,11 +101,20 @@ __device__ __forceinline__ uint32_t Pack2(float lo, float hi) {
 }
 #endif
 
-template <typename T, int D, bool kPingPong>
+// The persistent schedule's state in global memory: [0] the next tile past the first wave, [1] the
+// blocks done fetching. The last block to finish fetching sets both back to zero, so every launch
+// starts from zeros (the buffer is zero when allocated), as the split-K counters of the GEMV do.
+struct TileCounter {
+  unsigned* next_and_done = nullptr;
+  int tiles = 0;     // query tiles a head (the fixed layout's grid x)
+  int pairs = 0;     // B * H
+};
+
+template <typename T, int D, bool kPingPong, bool kPersistent>
 __global__ void __launch_bounds__(kThreads, 1)
     FlashWgmma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
-               SeqLayout lay, float scale_log2) {
+               SeqLayout lay, float scale_log2, TileCounter sched) {
 #if KB_GEMM_SM90A
   using L = Layout<D>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -106,27 +124,50 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto k_empty = [&](int st) { return q_full + 24 + 8 * st; };
   const auto v_full = [&](int st) { return q_full + 40 + 8 * st; };
   const auto v_empty = [&](int st) { return q_full + 56 + 8 * st; };
+  // Persistent only: Q's buffer free again, and a two-slot ring of tile ids from the producer.
+  const uint32_t q_empty = q_full + 72;
+  const auto tile_full = [&](int i) { return q_full + 80 + 8 * i; };
+  const auto tile_empty = [&](int i) { return q_full + 96 + 8 * i; };
+  volatile int* tile_slot = reinterpret_cast<volatile int*>(smem_raw + (base - ptx::SmemAddr(smem_raw)) + L::kBars + 112);
   const int wgi = threadIdx.x / 128;
-  const BlockWork w = FindWork<kBlockM>(s, lay);  // every warp, the same answer; empty: the whole block leaves
-  if (w.empty) return;
-  const int64_t n_q = w.n_q, n_kv = w.n_kv;
-  const int64_t i0 = w.m_block * kBlockM;
-  const int64_t kv_head = w.h / (s.h / s.h_kv);
-  const int64_t shift = n_kv - n_q;
-  const int64_t last_row = min(i0 + kBlockM, n_q) - 1;
-  const int64_t key_end = s.causal ? min(n_kv, last_row + shift + 1) : n_kv;
-  // TMA boxes: the fixed layout's maps are [B*H][N][d] (coordinates d, row, b*H + h); a packed one's
-  // are [total][H][d] (d, h, packed row). A packed box may run past its sequence into the next one's
-  // rows: those keys are masked below (key >= n_kv, so P = 0 against finite V), those query rows are
-  // computed but never stored (row guards on n_q); past the last sequence TMA zero-fills.
+  const int64_t total_tiles = static_cast<int64_t>(sched.tiles) * sched.pairs;
+
+  // One tile's geometry: the block's work and what the producer and the consumers derive from it.
+  struct Tile {
+    BlockWork w;
+    int64_t i0, shift, q_row0, q_z, kv_row0, kv_z;
+    int n_tiles;
+  };
   const bool packed = lay.cu_q != nullptr;
+  const auto tile_of = [&](const BlockWork& w) {
+    Tile t;
+    t.w = w;
+    t.i0 = w.m_block * kBlockM;
+    const int64_t kv_head = w.h / (s.h / s.h_kv);
+    t.shift = w.n_kv - w.n_q;
+    const int64_t last_row = min(t.i0 + kBlockM, w.n_q) - 1;
+    const int64_t key_end = s.causal ? min(w.n_kv, last_row + t.shift + 1) : w.n_kv;
+    // TMA boxes: the fixed layout's maps are [B*H][N][d] (coordinates d, row, b*H + h); a packed one's
+    // are [total][H][d] (d, h, packed row). A packed box may run past its sequence into the next
+    // one's rows: those keys are masked below (key >= n_kv, so P = 0 against finite V), those query
+    // rows are computed but never stored (row guards on n_q); past the last sequence TMA zero-fills.
+    t.q_row0 = packed ? w.q0 + t.i0 : t.i0, t.q_z = packed ? w.h : w.b * s.h + w.h;
+    t.kv_row0 = packed ? w.k0 : 0, t.kv_z = packed ? kv_head : w.b * s.h_kv + kv_head;
+    t.n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
+    return t;
+  };
   const auto tma = [&](uint32_t dst, const CUtensorMap* map, int c, int64_t row, int64_t z, uint32_t bar) {
     if (packed) wg::TmaLoad3d(dst, map, c * kChunkCols, static_cast<int>(z), static_cast<int>(row), bar);
     else wg::TmaLoad3d(dst, map, c * kChunkCols, static_cast<int>(row), static_cast<int>(z), bar);
   };
-  const int64_t q_row0 = packed ? w.q0 + i0 : i0, q_z = packed ? w.h : w.b * s.h + w.h;
-  const int64_t kv_row0 = packed ? w.k0 : 0, kv_z = packed ? kv_head : w.b * s.h_kv + kv_head;
-  const int n_tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
+
+  BlockWork first;
+  if constexpr (kPersistent) {
+    first = FixedWorkAt(s, lay, blockIdx.x, sched.tiles, sched.pairs);  // grid <= total_tiles
+  } else {
+    first = FindWork<kBlockM>(s, lay);  // every warp, the same answer; empty: the whole block leaves
+    if (first.empty) return;
+  }
 
   if (threadIdx.x == 0) {
     ptx::MbarInit(q_full, 1);
@@ -136,6 +177,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::MbarInit(k_empty(st), kConsumers * 4);  // one arrival per consumer warp
       ptx::MbarInit(v_empty(st), kConsumers * 4);
     }
+    if constexpr (kPersistent) {
+      ptx::MbarInit(q_empty, kConsumers * 4);
+      for (int i = 0; i < 2; ++i) {
+        ptx::MbarInit(tile_full(i), 1);
+        ptx::MbarInit(tile_empty(i), kConsumers * 4);
+      }
+    }
     ptx::FenceBarrierInit();
   }
   __syncthreads();
@@ -143,20 +191,46 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wgi == 0) {
     ptx::SetMaxNRegDec<24>();
     if (threadIdx.x == 0) {
-      ptx::MbarArriveExpectTx(q_full, L::kQBytes);
-      for (int c = 0; c < L::kChunks; ++c) tma(base + c * kBlockM * 128, &map_q, c, q_row0, q_z, q_full);
-      for (int j = 0; j < n_tiles; ++j) {
-        const int st = j % kStages;
-        const uint32_t parity = ((j / kStages) & 1) ^ 1;  // first pass over the stages: returns at once
-        const int64_t row = kv_row0 + static_cast<int64_t>(j) * kBlockN;
-        ptx::MbarWait(k_empty(st), parity);
-        ptx::MbarArriveExpectTx(k_full(st), L::kTileBytes);
-        for (int c = 0; c < L::kChunks; ++c)
-          tma(base + L::kK + st * L::kTileBytes + c * L::kTileChunkBytes, &map_k, c, row, kv_z, k_full(st));
-        ptx::MbarWait(v_empty(st), parity);
-        ptx::MbarArriveExpectTx(v_full(st), L::kTileBytes);
-        for (int c = 0; c < L::kChunks; ++c)
-          tma(base + L::kV + st * L::kTileBytes + c * L::kTileChunkBytes, &map_v, c, row, kv_z, v_full(st));
+      // Loads tile t's Q and its K/V tiles; kv counts the K/V tiles loaded before it (stage, parity).
+      const auto produce = [&](const Tile& t, int kv) {
+        ptx::MbarArriveExpectTx(q_full, L::kQBytes);
+        for (int c = 0; c < L::kChunks; ++c) tma(base + c * kBlockM * 128, &map_q, c, t.q_row0, t.q_z, q_full);
+        for (int j = 0; j < t.n_tiles; ++j) {
+          const int g = kv + j, st = g % kStages;
+          const uint32_t parity = ((g / kStages) & 1) ^ 1;  // first pass over the stages: returns at once
+          const int64_t row = t.kv_row0 + static_cast<int64_t>(j) * kBlockN;
+          ptx::MbarWait(k_empty(st), parity);
+          ptx::MbarArriveExpectTx(k_full(st), L::kTileBytes);
+          for (int c = 0; c < L::kChunks; ++c)
+            tma(base + L::kK + st * L::kTileBytes + c * L::kTileChunkBytes, &map_k, c, row, t.kv_z, k_full(st));
+          ptx::MbarWait(v_empty(st), parity);
+          ptx::MbarArriveExpectTx(v_full(st), L::kTileBytes);
+          for (int c = 0; c < L::kChunks; ++c)
+            tma(base + L::kV + st * L::kTileBytes + c * L::kTileChunkBytes, &map_v, c, row, t.kv_z, v_full(st));
+        }
+      };
+      if constexpr (kPersistent) {
+        // The first wave's tiles are the block indices; later ones come from the counter, in the
+        // launch order a non-persistent grid would run them (causal: longest first).
+        int kv = 0;
+        for (int n = 0;; ++n) {
+          const int64_t id = n == 0 ? blockIdx.x : gridDim.x + static_cast<int64_t>(atomicAdd(sched.next_and_done, 1u));
+          ptx::MbarWait(tile_empty(n & 1), ((n >> 1) & 1) ^ 1);
+          tile_slot[n & 1] = id < total_tiles ? static_cast<int>(id) : -1;
+          ptx::MbarArrive(tile_full(n & 1));
+          if (id >= total_tiles) break;
+          const Tile t = tile_of(n == 0 ? first : FixedWorkAt(s, lay, id, sched.tiles, sched.pairs));
+          ptx::MbarWait(q_empty, (n & 1) ^ 1);  // the consumers' last S of the previous tile read Q
+          produce(t, kv);
+          kv += t.n_tiles;
+        }
+        __threadfence();
+        if (atomicAdd(sched.next_and_done + 1, 1u) == gridDim.x - 1) {  // every block is done fetching
+          sched.next_and_done[0] = 0;
+          sched.next_and_done[1] = 0;
+        }
+      } else {
+        produce(tile_of(first), 0);
       }
     }
     return;
@@ -165,188 +239,222 @@ __global__ void __launch_bounds__(kThreads, 1)
   ptx::SetMaxNRegInc<240>();
   const int consumer = wgi - 1;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const int64_t row0 = i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;  // in the sequence
-  const int64_t first_row = i0 + consumer * 64;  // this warpgroup's first query row
   const uint32_t q_base = base + consumer * 64 * 128;  // this warpgroup's 64 rows in every Q chunk
-  float acc[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
-  float sc[64];
-  uint32_t pf[kBlockN / 16][4];
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-
-  // S = Q K_j^T, issued and committed, not waited for.
-  const auto issue_s = [&](int j) {
-    const int st = j % kStages;
-    ptx::MbarWait(k_full(st), (j / kStages) & 1);
-    __syncwarp();  // the .aligned wgmma instructions need the warp converged
-#pragma unroll
-    for (int i = 0; i < 64; ++i) sc[i] = 0.f;
-    wg::FenceRegs(sc);
-    wg::FenceRegs(acc);
-    wg::FenceRegs(pf);
-    ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
-    const uint32_t k_base = base + L::kK + st * L::kTileBytes;
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-      // 16 more d = 32 more bytes along a 128-byte swizzled row; every 4 steps the next 64-column chunk.
-      const uint32_t off = (ks % 4) * 32;
-      Gemm1<T, D>(sc, ptx::DescKMajorSw128(q_base + (ks / 4) * kBlockM * 128 + off),
-                  ptx::DescKMajorSw128(k_base + (ks / 4) * L::kTileChunkBytes + off));
-    }
-    ptx::WgmmaCommit();
-  };
-  // O += P_j V_j, issued and committed, not waited for (P_j stays in pf until it completes).
-  const auto issue_pv = [&](int j) {
-    const int st = j % kStages;
-    ptx::MbarWait(v_full(st), (j / kStages) & 1);
-    __syncwarp();
-    ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
-    const uint32_t v_base = base + L::kV + st * L::kTileBytes;
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
-      Gemm2<T, D>(acc, pf[kk], ptx::DescMnMajorSw128(v_base + kk * 16 * 128, L::kTileChunkBytes));
-    ptx::WgmmaCommit();
-  };
-  // Masks S_j, updates the row maxima, turns S_j into exp2(S - m) in place and returns the factors
-  // the running sums and O must be scaled by (0 on the first tile).
-  const auto softmax = [&](int j, float* alpha0, float* alpha1) {
-    const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
-    if (j0 + kBlockN > n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
-#pragma unroll
-      for (int tt = 0; tt < 16; ++tt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
-          const int64_t i = e < 2 ? row0 : row1;
-          if (key >= n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
-        }
-    }
-    float tm0 = -INFINITY, tm1 = -INFINITY;
-#pragma unroll
-    for (int tt = 0; tt < 16; ++tt) {
-      tm0 = fmaxf(tm0, fmaxf(sc[4 * tt], sc[4 * tt + 1]));
-      tm1 = fmaxf(tm1, fmaxf(sc[4 * tt + 2], sc[4 * tt + 3]));
-    }
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
-      tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
-    }
-    const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
-    // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
-    const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-    *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
-    m0 = mn0, m1 = mn1;
-    float ps0 = 0.f, ps1 = 0.f;
-#pragma unroll
-    for (int tt = 0; tt < 16; ++tt) {
-      sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
-      sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
-      sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
-      sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
-      ps0 += sc[4 * tt] + sc[4 * tt + 1];
-      ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
-    }
-    // Row sums stay per lane (a quad's four partial sums) until the end.
-    l0 = l0 * *alpha0 + ps0;
-    l1 = l1 * *alpha1 + ps1;
-  };
-  // P_j = S_j rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
-  const auto to_p = [&] {
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
-      pf[kk][1] = Pack2<T>(sc[8 * kk + 2], sc[8 * kk + 3]);
-      pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
-      pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
-    }
-  };
 
   // Ping-pong (FA3): the two warpgroups take turns issuing their wgmmas, each turn opened by the
   // other's arrival on a named barrier (ids 1 and 2; 256 threads: one warpgroup syncs, the other
   // arrives), so one warpgroup's softmax runs while the other's GEMMs own the tensor cores.
-  // Consumer 0 goes first: consumer 1 arrives once up front and skips its last arrival, so every
-  // arrival is matched.
-  const int turns = n_tiles + 1;
-  int turn = 0;
+  // Consumer 0 goes first: consumer 1 arrives once up front; so that every arrival is matched,
+  // consumer 1 skips its last arrival (one tile), or consumer 0 syncs once more at the end
+  // (persistent: consumer 1 does not know its last turn when it takes it).
   const auto begin_turn = [&] {
     if constexpr (kPingPong) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + consumer) : "memory");
-  };
-  const auto end_turn = [&] {
-    if constexpr (kPingPong) {
-      if (consumer == 0 || ++turn < turns) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
-    }
   };
   if constexpr (kPingPong)
     if (consumer == 1) asm volatile("bar.arrive %0, 256;\n" ::"r"(1) : "memory");
 
-  ptx::MbarWait(q_full, 0);
-  float alpha0, alpha1;
-  begin_turn();
-  issue_s(0);
-  end_turn();
-  ptx::WgmmaWait<0>();
-  wg::FenceRegs(sc);
-  if (lane == 0) ptx::MbarArrive(k_empty(0));
-  softmax(0, &alpha0, &alpha1);
-  to_p();
-  // FA3's intra-warpgroup overlap: S_{j} = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
-  // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
-  for (int j = 1; j < n_tiles; ++j) {
+  // One tile: kv counts the K/V tiles consumed before it, q_parity is its Q's phase.
+  const auto consume = [&](const Tile& tile, int kv, uint32_t q_parity) {
+    const BlockWork& w = tile.w;
+    const int64_t n_q = w.n_q, n_kv = w.n_kv, shift = tile.shift;
+    const int n_tiles = tile.n_tiles;
+    const int64_t row0 = tile.i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;  // in the sequence
+    const int64_t first_row = tile.i0 + consumer * 64;  // this warpgroup's first query row
+    const int turns = n_tiles + 1;
+    int turn = 0;
+    const auto end_turn = [&] {
+      if constexpr (kPingPong) {
+        if (kPersistent || consumer == 0 || ++turn < turns) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
+      }
+    };
+    float acc[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+    float sc[64];
+    uint32_t pf[kBlockN / 16][4];
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+    // S = Q K_j^T, issued and committed, not waited for.
+    const auto issue_s = [&](int j) {
+      const int st = (kv + j) % kStages;
+      ptx::MbarWait(k_full(st), ((kv + j) / kStages) & 1);
+      __syncwarp();  // the .aligned wgmma instructions need the warp converged
+#pragma unroll
+      for (int i = 0; i < 64; ++i) sc[i] = 0.f;
+      wg::FenceRegs(sc);
+      wg::FenceRegs(acc);
+      wg::FenceRegs(pf);
+      ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
+      const uint32_t k_base = base + L::kK + st * L::kTileBytes;
+#pragma unroll
+      for (int ks = 0; ks < D / 16; ++ks) {
+        // 16 more d = 32 more bytes along a 128-byte swizzled row; every 4 steps the next 64-column chunk.
+        const uint32_t off = (ks % 4) * 32;
+        Gemm1<T, D>(sc, ptx::DescKMajorSw128(q_base + (ks / 4) * kBlockM * 128 + off),
+                    ptx::DescKMajorSw128(k_base + (ks / 4) * L::kTileChunkBytes + off));
+      }
+      ptx::WgmmaCommit();
+    };
+    // O += P_j V_j, issued and committed, not waited for (P_j stays in pf until it completes).
+    const auto issue_pv = [&](int j) {
+      const int st = (kv + j) % kStages;
+      ptx::MbarWait(v_full(st), ((kv + j) / kStages) & 1);
+      __syncwarp();
+      ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
+      const uint32_t v_base = base + L::kV + st * L::kTileBytes;
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk)
+        // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
+        Gemm2<T, D>(acc, pf[kk], ptx::DescMnMajorSw128(v_base + kk * 16 * 128, L::kTileChunkBytes));
+      ptx::WgmmaCommit();
+    };
+    // S_j done: its K stage goes back, and after the tile's last S, Q's buffer (persistent).
+    const auto s_done = [&](int j) {
+      if (lane == 0) {
+        ptx::MbarArrive(k_empty((kv + j) % kStages));
+        if (kPersistent && j == n_tiles - 1) ptx::MbarArrive(q_empty);
+      }
+    };
+    // Masks S_j, updates the row maxima, turns S_j into exp2(S - m) in place and returns the factors
+    // the running sums and O must be scaled by (0 on the first tile).
+    const auto softmax = [&](int j, float* alpha0, float* alpha1) {
+      const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
+      if (j0 + kBlockN > n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
+#pragma unroll
+        for (int tt = 0; tt < 16; ++tt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
+            const int64_t i = e < 2 ? row0 : row1;
+            if (key >= n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
+          }
+      }
+      float tm0 = -INFINITY, tm1 = -INFINITY;
+#pragma unroll
+      for (int tt = 0; tt < 16; ++tt) {
+        tm0 = fmaxf(tm0, fmaxf(sc[4 * tt], sc[4 * tt + 1]));
+        tm1 = fmaxf(tm1, fmaxf(sc[4 * tt + 2], sc[4 * tt + 3]));
+      }
+#pragma unroll
+      for (int off = 1; off <= 2; off <<= 1) {
+        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
+        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
+      }
+      const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+      // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
+      const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
+      *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
+      m0 = mn0, m1 = mn1;
+      float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+      for (int tt = 0; tt < 16; ++tt) {
+        sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
+        sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
+        sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
+        sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
+        ps0 += sc[4 * tt] + sc[4 * tt + 1];
+        ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
+      }
+      // Row sums stay per lane (a quad's four partial sums) until the end.
+      l0 = l0 * *alpha0 + ps0;
+      l1 = l1 * *alpha1 + ps1;
+    };
+    // P_j = S_j rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
+    const auto to_p = [&] {
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
+        pf[kk][1] = Pack2<T>(sc[8 * kk + 2], sc[8 * kk + 3]);
+        pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
+        pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
+      }
+    };
+
+    ptx::MbarWait(q_full, q_parity);
+    float alpha0, alpha1;
     begin_turn();
-    issue_s(j);
-    issue_pv(j - 1);
+    issue_s(0);
     end_turn();
-    ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
+    ptx::WgmmaWait<0>();
     wg::FenceRegs(sc);
-    if (lane == 0) ptx::MbarArrive(k_empty(j % kStages));
-    softmax(j, &alpha0, &alpha1);
-    ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
+    s_done(0);
+    softmax(0, &alpha0, &alpha1);
+    to_p();
+    // FA3's intra-warpgroup overlap: S_{j} = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
+    // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
+    for (int j = 1; j < n_tiles; ++j) {
+      begin_turn();
+      issue_s(j);
+      issue_pv(j - 1);
+      end_turn();
+      ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
+      wg::FenceRegs(sc);
+      s_done(j);
+      softmax(j, &alpha0, &alpha1);
+      ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
+      wg::FenceRegs(acc);
+      wg::FenceRegs(pf);
+      if (lane == 0) ptx::MbarArrive(v_empty((kv + j - 1) % kStages));
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i) {
+        acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
+        acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
+      }
+      to_p();
+    }
     wg::FenceRegs(acc);
     wg::FenceRegs(pf);
-    if (lane == 0) ptx::MbarArrive(v_empty((j - 1) % kStages));
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
-      acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
-    }
-    to_p();
-  }
-  wg::FenceRegs(acc);
-  wg::FenceRegs(pf);
-  begin_turn();
-  issue_pv(n_tiles - 1);
-  end_turn();
-  ptx::WgmmaWait<0>();
-  wg::FenceRegs(acc);
-  if (lane == 0) ptx::MbarArrive(v_empty((n_tiles - 1) % kStages));
+    begin_turn();
+    issue_pv(n_tiles - 1);
+    end_turn();
+    ptx::WgmmaWait<0>();
+    wg::FenceRegs(acc);
+    if (lane == 0) ptx::MbarArrive(v_empty((kv + n_tiles - 1) % kStages));
 
 #pragma unroll
-  for (int off = 1; off <= 2; off <<= 1) {
-    l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-  }
-  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-  // Stores only the sequence's rows: a packed tile's rows past n_q belong to the next sequence.
-  T* oh = o + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
-  T* o0 = oh + row0 * lay.q_row;
-  T* o1 = oh + row1 * lay.q_row;
-  float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
+    for (int off = 1; off <= 2; off <<= 1) {
+      l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+      l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+    }
+    const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+    // Stores only the sequence's rows: a packed tile's rows past n_q belong to the next sequence.
+    T* oh = o + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
+    T* o0 = oh + row0 * lay.q_row;
+    T* o1 = oh + row1 * lay.q_row;
+    float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i) {
-    const int col = i * 8 + 2 * (lane & 3);
-    if (row0 < n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
-    if (row1 < n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
-  }
-  if ((lane & 3) == 0) {
-    constexpr float kLn2 = 0.69314718055994531f;
-    if (row0 < n_q) lse_h[row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
-    if (row1 < n_q) lse_h[row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
+    for (int i = 0; i < D / 8; ++i) {
+      const int col = i * 8 + 2 * (lane & 3);
+      if (row0 < n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
+      if (row1 < n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
+    }
+    if ((lane & 3) == 0) {
+      constexpr float kLn2 = 0.69314718055994531f;
+      if (row0 < n_q) lse_h[row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
+      if (row1 < n_q) lse_h[row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
+    }
+  };
+
+  if constexpr (kPersistent) {
+    int kv = 0;
+    for (int n = 0;; ++n) {
+      ptx::MbarWait(tile_full(n & 1), (n >> 1) & 1);
+      const int id = tile_slot[n & 1];
+      __syncwarp();
+      if (lane == 0) ptx::MbarArrive(tile_empty(n & 1));
+      if (id < 0) break;
+      const Tile tile = tile_of(n == 0 ? first : FixedWorkAt(s, lay, id, sched.tiles, sched.pairs));
+      consume(tile, kv, n & 1);
+      kv += tile.n_tiles;
+    }
+    if constexpr (kPingPong)
+      if (consumer == 0) begin_turn();  // matches consumer 1's last arrival
+  } else {
+    consume(tile_of(first), 0, 0);
   }
 #endif  // KB_GEMM_SM90A
 }
+
 
 // ---- host: tensor maps ----------------------------------------------------------------------------
 using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
@@ -387,17 +495,29 @@ int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t d, uint6
 }
 
 // total_q / total_kv: 0 for the fixed layout; the packed rows otherwise (lay.cu_q set).
-template <typename T, int D, bool kPingPong>
+template <typename T, int D, bool kPingPong, bool kPersistent>
 int LaunchWgmma(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_t total_kv, cudaStream_t st) {
   const AttentionShape& s = a.s;
   CUtensorMap mq, mk, mv;
   dim3 grid;
+  TileCounter sched;
   if (lay.cu_q == nullptr) {
     const uint64_t bh = s.b * s.h, bh_kv = s.b * s.h_kv;
     if (const int e = EncodeMap(&mq, a.q, a.dtype, D, s.n_q, D, bh, s.n_q * D, kBlockM, 1); e != 0) return e;
     if (const int e = EncodeMap(&mk, a.k, a.dtype, D, s.n_kv, D, bh_kv, s.n_kv * D, kBlockN, 1); e != 0) return e;
     if (const int e = EncodeMap(&mv, a.v, a.dtype, D, s.n_kv, D, bh_kv, s.n_kv * D, kBlockN, 1); e != 0) return e;
     grid = dim3(static_cast<unsigned>(cuda::CeilDiv(s.n_q, kBlockM)), static_cast<unsigned>(s.b * s.h));
+    if constexpr (kPersistent) {
+      // One block an SM (Layout's shared memory holds one), walking the tiles in launch order.
+      int sms = 0;
+      KB_CUDA_TRY(cuda::SmCount(&sms));
+      sched.tiles = static_cast<int>(grid.x), sched.pairs = static_cast<int>(grid.y);
+      const int64_t total = static_cast<int64_t>(grid.x) * grid.y;
+      void* ws = nullptr;
+      KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kAttentionTileCounter, 2 * sizeof(unsigned), st, &ws));
+      sched.next_and_done = static_cast<unsigned*>(ws);
+      grid = dim3(static_cast<unsigned>(std::min<int64_t>(total, sms)));
+    }
   } else {
     if (const int e = EncodeMap(&mq, a.q, a.dtype, D, s.h, D, total_q, s.h * D, 1, kBlockM); e != 0) return e;
     if (const int e = EncodeMap(&mk, a.k, a.dtype, D, s.h_kv, D, total_kv, s.h_kv * D, 1, kBlockN); e != 0) return e;
@@ -405,10 +525,10 @@ int LaunchWgmma(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_
     grid = dim3(static_cast<unsigned>(s.h), static_cast<unsigned>(PackedTiles(total_q, s.b, kBlockM)));
   }
   constexpr int kSmem = Layout<D>::kSmem;
-  const auto kernel = FlashWgmma<T, D, kPingPong>;
+  const auto kernel = FlashWgmma<T, D, kPingPong, kPersistent>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s, lay,
-                                        static_cast<float>(s.scale * 1.4426950408889634));
+                                        static_cast<float>(s.scale * 1.4426950408889634), sched);
   KB_LAUNCH_CHECK();
   return 0;
 }
@@ -422,8 +542,8 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
     if (!cuda::Aligned16(ptr)) return RunAttentionFlashSimt(p, t, stream);
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong>(a, FixedLayout(a.s), 0, 0, st);
-    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong>(a, FixedLayout(a.s), 0, 0, st);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, kPingPong, true>(a, FixedLayout(a.s), 0, 0, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, kPingPong, true>(a, FixedLayout(a.s), 0, 0, st);
     return static_cast<int>(cudaErrorInvalidValue);  // skip_reason refuses it
   });
 }
@@ -446,9 +566,10 @@ std::string SkipWgmma(const Problem& p) {
 template <bool kPingPong>
 std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
   const bool f16 = p.dtype == Dtype::kF16, d64 = p.dim("d") == 64;
-  const void* f = f16 ? (d64 ? (const void*)&FlashWgmma<__half, 64, kPingPong> : (const void*)&FlashWgmma<__half, 128, kPingPong>)
-                      : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64, kPingPong>
-                             : (const void*)&FlashWgmma<__nv_bfloat16, 128, kPingPong>);
+  const void* f = f16 ? (d64 ? (const void*)&FlashWgmma<__half, 64, kPingPong, true>
+                             : (const void*)&FlashWgmma<__half, 128, kPingPong, true>)
+                      : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64, kPingPong, true>
+                             : (const void*)&FlashWgmma<__nv_bfloat16, 128, kPingPong, true>);
   return {{std::string("FlashWgmma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? Layout<64>::kSmem : Layout<128>::kSmem}};
 }
 
@@ -458,8 +579,8 @@ int LaunchFlashWgmmaPacked(const AttnArgs& a, const SeqLayout& lay, int64_t tota
   if (PackedTiles(total_q, a.s.b, kBlockM) <= 0) return 0;
   return DispatchHalf(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (a.s.d == 64) return LaunchWgmma<T, 64, true>(a, lay, total_q, total_kv, st);
-    if (a.s.d == 128) return LaunchWgmma<T, 128, true>(a, lay, total_q, total_kv, st);
+    if (a.s.d == 64) return LaunchWgmma<T, 64, true, false>(a, lay, total_q, total_kv, st);
+    if (a.s.d == 128) return LaunchWgmma<T, 128, true, false>(a, lay, total_q, total_kv, st);
     return static_cast<int>(cudaErrorInvalidValue);
   });
 }

@@ -20,6 +20,7 @@ enum class WorkspaceSlot : int {
   kGemvSplitKCounters = 2,  // gemm cuda_gemv_split_k: arrival counters, left at zero by every launch
   kGemvSplitKPartials = 3,  // gemm cuda_gemv_split_k: one float per (split, row, column)
   kAttentionScores = 4,     // attention cuda_v1_naive: the B*H x N_q x N_kv score (then probability) matrix
+  kAttentionTileCounter = 5,  // attention cuda_v4_flash_wgmma, persistent: next tile and blocks done, left at zero
   kPagedDecodePartials = 8, // paged_decode split-KV rungs: (max, sum, out row) per (sequence, head, split)
   kPagedDecodeCounters = 9, // paged_decode cuda_v4_gqa_mma: splits done per (sequence, head block), left at zero
 
