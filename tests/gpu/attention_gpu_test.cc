@@ -205,6 +205,42 @@ TEST_P(AttentionVariantTest, CiShape) { CheckAgainstDeviceReference(variant(), {
 // B8 H16 N4096 d128, B16 H16 N2048 d64 and the GQA prefill, causal and not: the timed problems.
 TEST_P(AttentionVariantTest, LargeShapes) { CheckAgainstDeviceReference(variant(), {"canonical", "gqa"}, 1); }
 
+// v4's persistent blocks take tiles from a global counter that the last block sets back to zero.
+// Launches back to back, on problems of a different tile count and each with freshly poisoned
+// outputs, must each write every element, the same bits for the same problem: a counter left
+// behind would skip tiles and leave the NaN poison.
+TEST(AttentionV4Persistent, BackToBackLaunchesWriteEveryTileTheSameBits) {
+  KBENCH_REQUIRE_GPU_OR_SKIP();
+  const OpDef& op = AttentionOp();
+  const Variant* v = op.find_variant("cuda_v4_flash_wgmma");
+  ASSERT_NE(v, nullptr);
+  Problem big = op.find_preset("ci")->problems.at(0);  // causal GQA, 2 x 32 heads x 16 query tiles
+  ASSERT_EQ(big.dim("N_q"), 2048);
+  big.dtype = Dtype::kBF16;
+  if (const std::string skip = v->skip_reason(big); !skip.empty()) GTEST_FAIL() << skip;
+  Problem small = big;  // 5 query tiles a head, the last one partial
+  for (auto& d : small.dims)
+    if (d.first == "N_q" || d.first == "N_kv") d.second = 640;
+  std::vector<unsigned char> first;
+  for (int launch = 0; launch < 4; ++launch) {
+    const Problem& p = launch == 1 ? small : big;
+    DeviceCase c(op, p, 7);
+    ASSERT_EQ(c.error, "");
+    const Tensor& o = c.tensors[3];
+    const size_t bytes = static_cast<size_t>(o.numel * DtypeBytes(o.dtype));
+    ASSERT_EQ(cudaMemset(o.data, 0xFF, bytes), cudaSuccess);  // NaN in bf16
+    ASSERT_EQ(v->run_cuda(p, c.tensors, nullptr), 0) << "launch " << launch;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<unsigned char> raw(bytes);
+    ASSERT_EQ(cudaMemcpy(raw.data(), o.data, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    int64_t nan = 0;
+    for (int64_t e = 0; e < o.numel; ++e) nan += std::isnan(LoadAsDouble(raw.data(), o.dtype, e)) ? 1 : 0;
+    EXPECT_EQ(nan, 0) << "launch " << launch << " (" << p.label() << ") left outputs unwritten";
+    if (launch == 0) first = raw;
+    if (launch >= 2) EXPECT_EQ(raw, first) << "launch " << launch << " differs from launch 0";
+  }
+}
+
 std::vector<std::string> CudaRungs() {
   std::vector<std::string> names;
   for (const Variant* v : CudaVariants(AttentionOp())) names.push_back(v->name);
