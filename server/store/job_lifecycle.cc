@@ -8,20 +8,27 @@
 #include "api/names.h"
 #include "server/store/result_columns.h"
 
+namespace kbench::server {
+
+absl::StatusOr<std::optional<JobRow>> JobTables::ExtendLiveLease(absl::string_view lease_id, int64_t now_ms,
+                                                                 int64_t expires_ms, const v1::Progress* progress) {
+  absl::StatusOr<std::optional<JobRow>> row = FindByLease(lease_id, /*lock=*/true);
+  if (!row.ok() || !row->has_value()) return row;
+  if ((*row)->lease_expires_ms <= now_ms) return std::optional<JobRow>();
+  if (absl::Status s = SetLeaseExpiry((*row)->job.job_id(), expires_ms, progress); !s.ok()) return s;
+  (*row)->lease_expires_ms = expires_ms;
+  if (progress != nullptr) *(*row)->job.mutable_progress() = *progress;
+  return row;
+}
+
+}  // namespace kbench::server
+
 namespace kbench::server::lifecycle {
 namespace {
 
 std::string LabelOf(const v1::Job& job, const std::string& name) {
   auto it = job.spec().labels().find(name);
   return it == job.spec().labels().end() ? std::string() : it->second;
-}
-
-// Moves a live lease's expiry to now_ms + ttl_ms and records progress (when given), in row too.
-absl::Status ExtendRow(JobTables& t, JobRow* row, int64_t now_ms, int64_t ttl_ms, const v1::Progress* progress) {
-  row->lease_expires_ms = now_ms + ttl_ms;
-  if (absl::Status s = t.SetLeaseExpiry(row->job.job_id(), row->lease_expires_ms, progress); !s.ok()) return s;
-  if (progress != nullptr) *row->job.mutable_progress() = *progress;
-  return absl::OkStatus();
 }
 
 // What an expired lease leaves of its job.
@@ -64,6 +71,21 @@ absl::Status CheckVerdicts(const std::vector<v1::Result>& results, const std::ve
       absl::StrCat("verdicts: ", verdicts.size(), " for ", results.size(), " results; give one per result or none"));
 }
 
+namespace {
+
+// The live lease's row, its expiry moved to now_ms + ttl_ms and progress (when given) recorded.
+absl::StatusOr<JobRow> ExtendLive(JobTables& t, absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
+                                  const v1::Progress* progress) {
+  // Expired means expired even before the reaper has run (as LiveLease).
+  if (lease_id.empty()) return LeaseGone(lease_id);
+  absl::StatusOr<std::optional<JobRow>> row = t.ExtendLiveLease(lease_id, now_ms, now_ms + ttl_ms, progress);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return LeaseGone(lease_id);
+  return **std::move(row);
+}
+
+}  // namespace
+
 absl::StatusOr<JobRow> LiveLease(JobTables& t, absl::string_view lease_id, int64_t now_ms, bool lock) {
   if (lease_id.empty()) return LeaseGone(lease_id);
   absl::StatusOr<std::optional<JobRow>> row = t.FindByLease(lease_id, lock);
@@ -104,18 +126,16 @@ absl::StatusOr<std::optional<Lease>> Grant(JobTables& t, const std::vector<std::
 
 absl::StatusOr<Lease> Extend(JobTables& t, absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                              const v1::Progress* progress) {
-  absl::StatusOr<JobRow> row = LiveLease(t, lease_id, now_ms, /*lock=*/true);
+  absl::StatusOr<JobRow> row = ExtendLive(t, lease_id, now_ms, ttl_ms, progress);
   if (!row.ok()) return row.status();
-  if (absl::Status s = ExtendRow(t, &*row, now_ms, ttl_ms, progress); !s.ok()) return s;
   return Lease{std::move(row->job), std::string(lease_id), row->lease_expires_ms};
 }
 
 absl::StatusOr<ReportOutcome> Report(JobTables& t, absl::string_view lease_id, int64_t now_ms, int64_t ttl_ms,
                                      const v1::Progress* progress, const std::vector<v1::Result>& results,
                                      const std::vector<ResultVerdict>& verdicts) {
-  absl::StatusOr<JobRow> row = LiveLease(t, lease_id, now_ms, /*lock=*/true);
+  absl::StatusOr<JobRow> row = ExtendLive(t, lease_id, now_ms, ttl_ms, progress);
   if (!row.ok()) return row.status();
-  if (absl::Status s = ExtendRow(t, &*row, now_ms, ttl_ms, progress); !s.ok()) return s;
   const v1::Job& job = row->job;
   const std::string branch = LabelOf(job, "branch");
   const std::string git_sha = LabelOf(job, "git_sha");

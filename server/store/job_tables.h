@@ -131,6 +131,13 @@ class JobTables {
                                                               int64_t now_ms) = 0;
   // Moves the lease's expiry; records progress when given.
   virtual absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) = 0;
+  // The row of the job holding lease_id, if that lease is live (expires after now_ms), with the
+  // expiry moved to expires_ms and progress recorded when given; locked as FindByLease's; nullopt
+  // when no job holds the lease or it has expired. Every report and lease extension starts here.
+  // This default reads, checks and writes (FindByLease, SetLeaseExpiry); a dialect that can do it in
+  // one statement overrides it.
+  virtual absl::StatusOr<std::optional<JobRow>> ExtendLiveLease(absl::string_view lease_id, int64_t now_ms,
+                                                                int64_t expires_ms, const v1::Progress* progress);
   // Ends the attempt: state and error written, lease cleared, finished_ms = now_ms unless already set.
   virtual absl::StatusOr<v1::Job> EndAttempt(absl::string_view job_id, v1::JobState state, absl::string_view error,
                                              int64_t now_ms) = 0;

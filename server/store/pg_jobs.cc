@@ -117,6 +117,24 @@ SELECT )sql",
   return std::optional<v1::Job>(std::move(row->job));
 }
 
+absl::StatusOr<std::optional<JobRow>> PgJobTables::ExtendLiveLease(absl::string_view lease_id, int64_t now_ms,
+                                                                   int64_t expires_ms, const v1::Progress* progress) {
+  // The WHERE is re-checked on the row a concurrent release left (READ COMMITTED): a lease the
+  // reaper took meanwhile matches nothing.
+  Params p;
+  p.Text(lease_id).Int(now_ms).Int(expires_ms);
+  if (progress != nullptr) p.Bytes(progress->SerializeAsString());
+  absl::StatusOr<Rows> r =
+      c_.Query(absl::StrCat("UPDATE jobs SET lease_expires_ms = $3", progress != nullptr ? ", progress = $4" : "",
+                            " WHERE lease_id = $1 AND lease_expires_ms > $2 RETURNING ", kJobColumns),
+               p);
+  if (!r.ok()) return r.status();
+  if (r->size() == 0) return std::optional<JobRow>();
+  absl::StatusOr<JobRow> row = ReadJobRow(*r, 0);
+  if (!row.ok()) return row.status();
+  return std::optional<JobRow>(*std::move(row));
+}
+
 absl::Status PgJobTables::SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) {
   if (progress != nullptr)
     return c_.Query("UPDATE jobs SET lease_expires_ms = $2, progress = $3 WHERE job_id = $1",

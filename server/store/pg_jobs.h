@@ -32,6 +32,9 @@ class PgJobTables final : public JobTables {
                                                       absl::string_view lease_id, int64_t expires_ms,
                                                       int64_t now_ms) override;
   absl::Status SetLeaseExpiry(absl::string_view job_id, int64_t expires_ms, const v1::Progress* progress) override;
+  // One UPDATE ... RETURNING instead of a locking SELECT and an UPDATE.
+  absl::StatusOr<std::optional<JobRow>> ExtendLiveLease(absl::string_view lease_id, int64_t now_ms, int64_t expires_ms,
+                                                        const v1::Progress* progress) override;
   absl::StatusOr<v1::Job> EndAttempt(absl::string_view job_id, v1::JobState state, absl::string_view error,
                                      int64_t now_ms) override;
   absl::StatusOr<std::vector<JobRow>> ExpiredLeases(int64_t now_ms) override;
