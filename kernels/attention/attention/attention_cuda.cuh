@@ -127,6 +127,7 @@ __device__ __forceinline__ BlockWork FindWork(const AttentionShape& s, const Seq
   BlockWork w;
   if (l.cu_q == nullptr && s.causal && l.head_group > 0)
     return FixedWorkAt(s, l, blockIdx.x + static_cast<int64_t>(blockIdx.y) * gridDim.x, gridDim.x, gridDim.y);
+  // FixedWorkAt's other case, read straight off the grid: it would divide the id by the tiles again.
   if (l.cu_q == nullptr) {
     const int64_t bh = blockIdx.y;
     w.b = bh / s.h, w.h = bh % s.h;

@@ -24,10 +24,11 @@
 //     new block waiting for its Q. Measured on an H200 (bf16, B8 H16 N4096 d128): 1645-1648 against
 //     1669-1672 us, 909-910 against 942 causal; causal d = 64 386 against 417.
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
-// masked per element; the longest query tiles are launched (persistent: handed out) first. Edges: TMA zero-fills and the
-// mask covers any N; the output is stored with row guards. Packed variable-length batches (the
-// varlen op, attention_varlen/) run the same kernel: FindWork (attention_cuda.cuh) maps a block to
-// its sequence, and the tensor maps are [total][H][d] (see the kernel for boxes that cross sequences).
+// masked per element; the longest query tiles are launched (persistent: handed out) first. Edges:
+// TMA zero-fills and the mask covers any N; the output is stored with row guards. Packed
+// variable-length batches (the varlen op, attention_varlen/) run the same kernel, not persistent:
+// FindWork (attention_cuda.cuh) maps a block to its sequence, and the tensor maps are [total][H][d]
+// (see the kernel for boxes that cross sequences).
 // Only sm_90a machine code exists for the kernel (wgmma, setmaxnreg): elsewhere its body is empty and
 // skip_reason refuses the problem, naming the device's compute capability.
 #include <cuda.h>  // CUtensorMap (types only; the function comes from the runtime's entry point)
@@ -454,7 +455,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 #endif  // KB_GEMM_SM90A
 }
-
 
 // ---- host: tensor maps ----------------------------------------------------------------------------
 using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;

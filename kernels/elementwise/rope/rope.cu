@@ -94,7 +94,7 @@ __device__ __forceinline__ void StageCosSin(const Args& a, int64_t t, int d, flo
 // kD: head_dim when known at compile time (64, 128: a pack's head and place are a shift and a mask
 // away, and GPT-J takes two packs an item, one from each half as NeoX does: half the items, so a
 // Llama-3 token's 40 heads fit one round of kUnroll items a thread; two adjacent packs a lane were
-// 30% slower, each load then touching every other 16 bytes of the warp's span), 0 for any other
+// 26-28% slower, each load then touching every other 16 bytes of the warp's span), 0 for any other
 // (a.d, a division a pack).
 template <bool kGptj, bool kComputed, int kW, int kD>
 __global__ void __launch_bounds__(kBlock) RopeKernel(Args a) {
