@@ -15,9 +15,10 @@
 //
 // Two kernels, chosen by GPU measurements (GEMM_README.md, Performance), both reading W_tiled (the op's
 // pre-shuffled copy of W: each warp load 512 contiguous bytes, each 16-row tile one linear stream):
-// M <= 16 runs the register-fed template (w4a16_mma_kernel.cuh), four warps splitting K over one
-// 16-row tile, each requesting its next batch of 2 chunks (weights, and the batch's scales and zero
-// points as one vector load a row) before the current batch's math; M > 16 stages A in shared memory
+// M <= 16 runs the register-fed template (w4a16_mma_kernel.cuh), warps splitting K over 16-row tiles
+// (one a warp at M <= 8, two or four at 8 < M <= 16, so that A's fragments serve them all), loading
+// batches of 2 chunks (weights, and the batch's scales and zero points as one vector load a row)
+// before the batch's math; M > 16 stages A in shared memory
 // for 128-row blocks (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight
 // rows (4 NT registers a 32-k step), and splits K over blocks where N gives too few of them.
 //
@@ -49,19 +50,21 @@ using bf16 = __nv_bfloat16;
 // rows), slabs of 2 chunks, K split over blocks when the row blocks are few.
 // Any group count: the template with one-group batches on W.
 using Narrow = GemvMmaShape<1, 1, 4, 1, 2, true, 4, true>;
-// 8 < M <= 16: the same with two n8 tiles. At 3 blocks an SM (at most 168 registers) it does not
-// spill; where N gives at most two blocks an SM anyway, at 2 (255 registers) ptxas keeps more of the
-// weights in flight. On the H200 against A staged in shared memory (below, which M <= 16 ran before):
-// 11.4 against 15.6 us at 16 x 4096 x 4096, 26.0-26.3 against 30.6 at 16 x 4096 x 14336, 28.8-29.1
-// against 29.0 at 16 x 14336 x 4096 (GEMM_README.md).
-using Wide16 = GemvMmaShape<2, 1, 4, 1, 2, true, 3, true>;
-using Wide16Deep = GemvMmaShape<2, 1, 4, 1, 2, true, 2, true>;
-// Whether N's row tiles give at most two blocks an SM (then Wide16Deep); the launch and its resource
-// report decide alike.
-cudaError_t Wide16IsDeep(int64_t n, bool* deep) {
+// 8 < M <= 16: the same with two n8 tiles, and each warp on four 16-row tiles at once (one batch at a
+// time, 228 registers, 2 blocks an SM), so that one load of A's fragments serves 64 weight rows. With
+// one tile a warp, A (16 x K bf16: four times the tile's weight bytes) was read from L2 again for
+// every 16 rows, five times the weight bytes in all, and 16 x 14336 x 4096 took 29.6 us; this shape
+// 20.0 (cuBLAS bf16 32.1; H200, GEMM_README.md). Where N gives fewer 64-row blocks than SMs, two tiles
+// a warp and eight warps splitting K keep every SM busy: 16 x 4096 x 4096 9.8 against 11.3 us,
+// 16 x 4096 x 14336 21.4 against 26.3.
+using Wide16 = GemvMmaShape<2, 4, 4, 1, 2, false, 2, true>;
+using Wide16Split8 = GemvMmaShape<2, 2, 8, 1, 2, true, 1, true>;
+// Whether N's 64-row blocks are at least the SMs (then Wide16, else Wide16Split8); the launch and its
+// resource report decide alike.
+cudaError_t Wide16IsTall(int64_t n, bool* tall) {
   int sms = 0;
   const cudaError_t e = cuda::SmCount(&sms);
-  *deep = e == cudaSuccess && cuda::CeilDiv(n, Wide16::kRows) <= 2 * sms;
+  *tall = e == cudaSuccess && cuda::CeilDiv(n, Wide16::kRows) >= sms;
   return e;
 }
 using OneGroup = GemvMmaShape<8, 1, 4, 1, 1, false, 1>;
@@ -108,10 +111,10 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
   if (g.m > 8 && g.m <= 16 && Wide16::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     W4Args tiled = g;
     tiled.w = wt;
-    bool deep = false;
-    KB_CUDA_TRY(Wide16IsDeep(g.n, &deep));
-    if (deep) Go<Wide16Deep, 2, 2>(tiled, s);
-    else Go<Wide16, 2, 2>(tiled, s);
+    bool tall = false;
+    KB_CUDA_TRY(Wide16IsTall(g.n, &tall));
+    if (tall) Go<Wide16, 2, 2>(tiled, s);
+    else Go<Wide16Split8, 2, 2>(tiled, s);
   } else if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     W4Args tiled = g;
     tiled.w = wt;
@@ -140,10 +143,11 @@ std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
   if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
   if (m <= 16) {
-    bool deep = false;
-    (void)Wide16IsDeep(p.dim("N"), &deep);
-    return {{deep ? "GemvMmaT<n16,2 blocks>" : "GemvMmaT<n16,3 blocks>",
-             deep ? Wide16Deep::Kernel<2>() : Wide16::Kernel<2>(), Wide16::kThreads, 0}};
+    bool tall = false;
+    (void)Wide16IsTall(p.dim("N"), &tall);
+    return {{tall ? "GemvMmaT<n16,64 rows>" : "GemvMmaT<n16,32 rows,split 8>",
+             tall ? Wide16::Kernel<2>() : Wide16Split8::Kernel<2>(), tall ? Wide16::kThreads : Wide16Split8::kThreads,
+             0}};
   }
   const void* f = m <= 32 ? (const void*)&GemvMmaSmemA<4, kSmemWarps, 2, 1, true>
                           : (const void*)&GemvMmaSmemA<8, kSmemWarps, 2, 1, true>;
