@@ -206,9 +206,7 @@ __global__ void __launch_bounds__(kThreads ? kThreads : 256, cuda::FixedMinBlock
     const float rstd = rsqrtf(t.x / static_cast<float>(cols) + kEps);
     const float m = t.y * rstd;  // max |y|
     if (threadIdx.x == 0) scales[r] = quant::ScaleOf(m);
-    // q = y * inv = (x * w) * (rstd * inv): one multiply an element on the values already in registers,
-    // where widening the row and the weight again and three multiplies cost ~100 instructions a row.
-    const float f = rstd * quant::InvScaleOf(m);
+    const float f = rstd * quant::InvScaleOf(m);  // q = y * inv = (x * w) * f (the header says why)
     uint8_t* qr = q + r * cols;
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {

@@ -18,9 +18,9 @@
 // M <= 16 runs the register-fed template (w4a16_mma_kernel.cuh), warps splitting K over 16-row tiles
 // (one a warp at M <= 8, two or four at 8 < M <= 16, so that A's fragments serve them all), loading
 // batches of 2 chunks (weights, and the batch's scales and zero points as one vector load a row)
-// before the batch's math; M > 16 stages A in shared memory
-// for 128-row blocks (w4a16_mma_smem.cuh), since the template re-reads A from L2 for every 16 weight
-// rows (4 NT registers a 32-k step), and splits K over blocks where N gives too few of them.
+// before the batch's math; M > 16 stages A in shared memory for 128-row blocks (w4a16_mma_smem.cuh),
+// since the template re-reads A from L2 for every 16 weight rows a warp holds (4 NT registers a 32-k
+// step), and splits K over blocks where N gives too few of them.
 //
 // Needs K % 128 == 0 and 16-byte aligned A and W; problems whose group count is not a whole number of
 // batches (or whose scales are not aligned to them) take the same kernel with one-group batches;
