@@ -28,6 +28,9 @@ struct LoadConfig {
   std::chrono::milliseconds poll_interval{200};
   int list_every = 5;
   std::chrono::milliseconds think_time{0};
+  // Clients start at seeded offsets spread over this long, as the workers' heartbeats and polls are:
+  // a real fleet's users do not all submit in the same millisecond. 0: every client at the window's open.
+  std::chrono::milliseconds client_start_spread{1'000};
   int variants_per_job = 2;     // Results per job = variants x shapes (one shape per job).
   int samples_per_result = 50;  // Raw samples in each reported result.
   int catalog_ops = 12;         // Ops in each worker's catalog (the registration's size, and Submit's catalog merge).

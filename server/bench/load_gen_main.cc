@@ -46,6 +46,8 @@ ABSL_FLAG(int64_t, result_ms, 100, "Simulated measuring time of one result");
 ABSL_FLAG(int64_t, poll_ms, 200, "A client's GetJob period while its job runs (kbench-client's)");
 ABSL_FLAG(int32_t, list_every, 5, "Every this many polls a client also lists jobs; 0: never");
 ABSL_FLAG(int64_t, think_ms, 0, "A client's pause between reading a job's results and its next submission");
+ABSL_FLAG(int64_t, client_start_spread_ms, 1'000,
+          "Clients start at seeded offsets spread over this many ms after the window opens; 0: all at once");
 ABSL_FLAG(int32_t, variants_per_job, 2, "Variants per job (one shape each): results per job");
 ABSL_FLAG(int32_t, samples, 50, "Raw samples per reported result");
 ABSL_FLAG(int32_t, catalog_ops, 12, "Ops in each simulated worker's catalog");
@@ -59,7 +61,7 @@ const std::vector<std::string>& OwnFlags() {
   static const auto* names = new std::vector<std::string>{
       "workers", "clients", "duration_s", "drain_timeout_s", "coordinator", "coordinator_pid", "coordinator_bin",
       "db", "coordinator_args", "worker_token", "client_token", "channels", "result_ms", "poll_ms", "list_every",
-      "think_ms", "variants_per_job", "samples", "catalog_ops", "seed"};
+      "think_ms", "client_start_spread_ms", "variants_per_job", "samples", "catalog_ops", "seed"};
   return *names;
 }
 
@@ -83,6 +85,7 @@ absl::StatusOr<kbench::load::LoadConfig> ConfigFromFlags() {
   c.poll_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_poll_ms));
   c.list_every = absl::GetFlag(FLAGS_list_every);
   c.think_time = std::chrono::milliseconds(absl::GetFlag(FLAGS_think_ms));
+  c.client_start_spread = std::chrono::milliseconds(absl::GetFlag(FLAGS_client_start_spread_ms));
   c.variants_per_job = absl::GetFlag(FLAGS_variants_per_job);
   c.samples_per_result = absl::GetFlag(FLAGS_samples);
   c.catalog_ops = absl::GetFlag(FLAGS_catalog_ops);
@@ -101,6 +104,8 @@ absl::StatusOr<kbench::load::LoadConfig> ConfigFromFlags() {
                         Rule{c.poll_interval.count() > 0, "--poll-ms: must be > 0"},
                         Rule{c.list_every >= 0, "--list-every: must be >= 0"},
                         Rule{c.think_time.count() >= 0, "--think-ms: must be >= 0"},
+                        Rule{c.client_start_spread.count() >= 0 && c.client_start_spread <= c.duration,
+                             "--client-start-spread-ms: 0 to the window's length"},
                         Rule{c.variants_per_job >= 1 && c.variants_per_job <= 4, "--variants-per-job: 1 to 4"},
                         Rule{c.samples_per_result >= 1 && c.samples_per_result <= 100'000, "--samples: 1 to 100000"},
                         Rule{c.catalog_ops >= 1 && c.catalog_ops <= 1000, "--catalog-ops: 1 to 1000"}})

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "absl/strings/str_join.h"
@@ -92,7 +93,9 @@ LoadReport RunLoad(const LoadConfig& config, pid_t pid) {
   const double own_cpu_open = OwnCpuSeconds();
   absl::StatusOr<ProcessUsage> usage_open = pid > 0 ? ReadUsage(pid) : absl::NotFoundError("no pid");
   const int64_t completed_open = ledger.completed();
-  for (auto& c : clients) c->Start();
+  std::mt19937_64 starts(config.seed);
+  std::uniform_int_distribution<int64_t> start_offset(0, config.client_start_spread.count());
+  for (auto& c : clients) c->Start(std::chrono::milliseconds(start_offset(starts)));
   WaitSampling(open + config.duration, pid, &report.rss_max_window_kb, [] { return false; });
   env.submitting = false;
   const Clock::time_point close = Clock::now();
@@ -140,8 +143,11 @@ bool Correct(const LoadReport& r) {
 }
 
 void PrintReport(const LoadConfig& c, const LoadReport& r, std::FILE* out) {
-  std::fprintf(out, "kbench-load: %d workers (%d registered, %lld-byte registrations), %d clients, %.1f s window\n",
-               c.workers, r.registered, static_cast<long long>(r.registration_bytes), c.clients, r.window_seconds);
+  std::fprintf(out,
+               "kbench-load: %d workers (%d registered, %lld-byte registrations), %d clients (first submissions "
+               "spread over %lld ms), %.1f s window\n",
+               c.workers, r.registered, static_cast<long long>(r.registration_bytes), c.clients,
+               static_cast<long long>(c.client_start_spread.count()), r.window_seconds);
   std::fprintf(out, "jobs completed in the window: %lld (%.1f jobs/s, %.1f result rows/s, %lld results each)\n",
                static_cast<long long>(r.jobs_completed_in_window), r.jobs_completed_in_window / r.window_seconds,
                static_cast<double>(r.jobs_completed_in_window * r.results_per_job) / r.window_seconds,

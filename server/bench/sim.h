@@ -63,7 +63,8 @@ class SimWorker {
 class SimClient {
  public:
   SimClient(int channel, SimEnv* env);  // channel: which of the Rpcs channels it calls on.
-  void Start();  // Submits one job at a time until env->submitting is cleared.
+  // Submits one job at a time, the first after `delay`, until env->submitting is cleared.
+  void Start(std::chrono::milliseconds delay);
 
  private:
   void Submit(bool retry);

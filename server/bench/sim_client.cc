@@ -18,7 +18,7 @@ bool Finished(v1::JobState s) { return s == v1::SUCCEEDED || s == v1::FAILED || 
 
 SimClient::SimClient(int channel, SimEnv* env) : index_(channel), env_(env) {}
 
-void SimClient::Start() { env_->scheduler->Post([this] { Submit(false); }); }
+void SimClient::Start(milliseconds delay) { env_->scheduler->After(delay, [this] { Submit(false); }); }
 
 void SimClient::Submit(bool retry) {
   if (env_->stopping || (!retry && !env_->submitting)) return;

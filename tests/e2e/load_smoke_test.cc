@@ -25,6 +25,8 @@ void RunSmoke(const std::vector<std::string>& extra) {
       << r.out;
   EXPECT_GT(std::stoi(m[1]), 0) << r.out;
   EXPECT_EQ(m[1], m[2]) << r.out;
+  // The clients' first submissions are spread (1 s by default) and the report says so.
+  EXPECT_NE(r.out.find("10 clients (first submissions spread over 1000 ms)"), std::string::npos) << r.out;
   // The coordinator's usage is read from /proc when kbench-load started it.
   EXPECT_NE(r.out.find("coordinator: RSS"), std::string::npos) << r.out;
 }
@@ -46,6 +48,9 @@ TEST(LoadSmoke, HelpAnswersAndBadFlagsAreRefused) {
   const CommandResult bad = RunCommand({KBENCH_LOAD_BIN, "--workers=0"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--workers"), std::string::npos) << bad.err;
+  const CommandResult spread = RunCommand({KBENCH_LOAD_BIN, "--duration-s=5", "--client-start-spread-ms=6000"});
+  EXPECT_EQ(spread.exit_code, 2);
+  EXPECT_NE(spread.err.find("--client-start-spread-ms"), std::string::npos) << spread.err;
   const CommandResult remote = RunCommand({KBENCH_LOAD_BIN, "--coordinator=10.1.2.3:50051"});
   EXPECT_EQ(remote.exit_code, 2);
   EXPECT_NE(remote.err.find("loopback"), std::string::npos) << remote.err;
