@@ -201,9 +201,12 @@ TEST_F(CustomKernelsGpuTest, OutOfBoundsAndHangCostOneResultEach) {
       "}\n";
   const std::string hang =
       "extern \"C\" __global__ void kbench_vector_add(const kbench_t* x, const kbench_t* y, kbench_t* out, long long N) {\n"
-      // clock64() is a volatile read the compiler must keep (a loop on a local it may delete).
-      "  const long long start = clock64();\n"
-      "  while (clock64() >= start) {}\n"
+      // %globaltimer, one clock for the whole GPU, read by volatile asm the compiler must keep (a loop
+      // on a local it may delete). Not clock64(): that is each SM's own counter, and a block the GPU
+      // resumes on another SM (time-sliced beside other processes) can read it lower and leave the loop.
+      "  unsigned long long start, now;\n"
+      "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(start));\n"
+      "  do { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(now)); } while (now >= start);\n"
       "}\n";
   v1::JobSpec spec = Spec("vector_add", {"N=4096"}, {v1::DTYPE_F32});
   spec.mutable_settings()->set_timeout_ns(3'000'000'000);
