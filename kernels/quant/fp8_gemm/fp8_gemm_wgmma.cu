@@ -137,6 +137,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if KB_GEMM_SM90A
   using T = Tile<kHalves>;
   constexpr int kBN = T::kBN, kStages = T::kStages, kStageBytes = T::kStageBytes;
+  static_assert(!kPair || kStages >= 3, "a pair holds two stages; the producer needs another to run ahead");
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
   const uint32_t c_boxes = base + kStages * kStageBytes;
