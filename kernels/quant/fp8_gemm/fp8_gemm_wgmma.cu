@@ -421,7 +421,8 @@ void AddFp8WgmmaVariant(OpDef& op) {
   });
   op.variants.push_back({
       .name = "cuda_wgmma_fp8_n256",
-      .description = "cuda_wgmma_fp8 with 128x256 block tiles: each consumer computes two 128-column halves a k tile.",
+      .description = "cuda_wgmma_fp8 with 128x256 block tiles: each consumer computes two 128-column halves a k tile; "
+                     "per-tensor scales promoted every 256 k, block scales every 128.",
       .backend = Backend::kCuda,
       .dtypes = {Dtype::kFP8E4M3},
       .min_compute_capability = 90,
