@@ -29,6 +29,37 @@
 
 namespace kbench::kernels::w4a16 {
 
+// The merge of a K split: rows [first, first + rows) of C from the f32 partials [split][M][N], summed in
+// split order (bitwise repeatable), by the block's threads. Each thread takes kU elements at once so
+// that their loads are in flight together: one element at a time, a 64 x 128 merge was 32 dependent
+// L2 round trips a thread.
+__device__ __forceinline__ void MergeSplits(const float* __restrict__ part, __nv_bfloat16* __restrict__ c,
+                                            int64_t m, int64_t n, int64_t first, int64_t rows, unsigned splits) {
+  constexpr int kU = 8;
+  const int64_t total = m * rows;
+  for (int64_t e0 = threadIdx.x; e0 < total; e0 += int64_t{kU} * blockDim.x) {
+    float sum[kU];
+    int64_t at[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int64_t e = min(e0 + int64_t{u} * blockDim.x, total - 1);  // clamped: loaded, not stored
+      at[u] = (e / rows) * n + first + e % rows;
+      sum[u] = 0.0f;
+    }
+#pragma unroll 2
+    for (unsigned sp = 0; sp < splits; ++sp) {
+      float v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) v[u] = __ldcg(part + sp * m * n + at[u]);
+#pragma unroll
+      for (int u = 0; u < kU; ++u) sum[u] += v[u];
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+      if (e0 + int64_t{u} * blockDim.x < total) c[at[u]] = __float2bfloat16_rn(sum[u]);
+  }
+}
+
 template <int NT, int D>
 constexpr int SmemASlabBytes() {
   return 8 * NT * D * kW4Group * 2;
@@ -189,12 +220,7 @@ __global__ void __launch_bounds__(32 * WN, MINB)
   __threadfence();
   const int64_t left_rows = n - static_cast<int64_t>(blockIdx.x) * 16 * WN;
   const int64_t rows = left_rows < 16 * WN ? left_rows : 16 * WN;
-  for (int64_t e = threadIdx.x; e < m * rows; e += 32 * WN) {
-    const int64_t col = e / rows, row = static_cast<int64_t>(blockIdx.x) * 16 * WN + e % rows;
-    float sum = 0.0f;
-    for (unsigned sp = 0; sp < gridDim.y; ++sp) sum += __ldcg(part + (sp * m + col) * n + row);
-    c[col * n + row] = __float2bfloat16_rn(sum);
-  }
+  MergeSplits(part, c, m, n, static_cast<int64_t>(blockIdx.x) * 16 * WN, rows, gridDim.y);
 }
 
 // The launch: a grid of 16 WN rows a block, two slabs of dynamic shared memory, and K split over
