@@ -224,8 +224,11 @@ __global__ void __launch_bounds__(32 * WN, MINB)
 }
 
 // The launch: a grid of 16 WN rows a block, two slabs of dynamic shared memory, and K split over
-// grid.y when the row blocks alone would leave most SMs idle (then as many blocks as the SMs hold at
-// once). A cudaError_t as int.
+// grid.y when the row blocks alone leave resident-block slots empty: floor(slots / row blocks)
+// splits (at most one a slab), so that one wave fills the slots. On the H200 that splits N = 4096
+// (32 row blocks) 4-8 ways, as the rule before it did, and now also N = 14336 at M <= 32 (112 row
+// blocks, 2 resident an SM): 32 x 14336 x 4096 42.4 against 48.6 us unsplit (at M = 16, before the
+// merge took its loads together, two splits there had cost 28 -> 33 us). A cudaError_t as int.
 template <int NT, int WN, int D, bool TILED = false>
 int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w, const __nv_bfloat16* sc,
                        const __nv_bfloat16* z, __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
@@ -236,16 +239,11 @@ int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w
     if (attr != cudaSuccess) return static_cast<int>(attr);
   }
   const int64_t row_blocks = (n + 16 * WN - 1) / (16 * WN), slabs = k / kW4Group / D;
-  const int64_t want = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * WN, kSmem));
-  int device = 0, sms = 1;
-  KB_CUDA_TRY(cudaGetDevice(&device));
-  KB_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  // Only where half the SMs or more would idle: on the H200 at M = 16, N = 4096 (32 row blocks) the
-  // split took 4096 x 4096 from 23.5 to 16.0 us and 4096 x 14336 from 74 to 30 us, but N = 14336
-  // (112 row blocks) went from 28 to 33 us with two splits (the partials' traffic and the merge).
+  const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * WN, kSmem));
   int64_t per = slabs, splits = 1;
-  if (2 * row_blocks <= sms && slabs > 1) {
-    per = std::max<int64_t>(1, (slabs * row_blocks + want - 1) / want);
+  if (row_blocks < slots && slabs > 1) {
+    const int64_t want = std::min<int64_t>(slabs, slots / row_blocks);
+    per = (slabs + want - 1) / want;
     splits = (slabs + per - 1) / per;
   }
   float* part = nullptr;
