@@ -43,6 +43,7 @@
 #include "attention/attention/attention_cuda.cuh"
 #include "attention/attention/attention_wgmma.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/tensor_map.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/cuda/fast_exp2.cuh"
 #include "gemm/gemm/gemm_cuda.cuh"  // CurrentComputeCapability
@@ -457,32 +458,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---- host: tensor maps ----------------------------------------------------------------------------
-using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiledFn EncodeTiled() {
-  static EncodeTiledFn fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
-#else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
-#endif
-    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess) fn = reinterpret_cast<EncodeTiledFn>(p);
-    cudaGetLastError();
-  });
-  return fn;
-}
-
 // A 3D tensor of 2-byte elements, d contiguous, then dims n1 and n2 (strides in elements), boxes of
 // 64 d x box1 x box2 with 128B swizzle. The fixed layout: [heads][rows][d], box 64 x box_rows x 1;
 // the packed one: [total][H][d], box 64 x 1 x box_rows. Either box lands in shared memory as
 // box_rows rows of 64 halves, so the kernel's tiles do not depend on which.
 int EncodeMap(CUtensorMap* map, const void* data, Dtype dtype, uint64_t d, uint64_t n1, uint64_t stride1, uint64_t n2,
               uint64_t stride2, uint32_t box1, uint32_t box2) {
-  const EncodeTiledFn encode = EncodeTiled();
+  const cuda::EncodeTiledFn encode = cuda::EncodeTiled();
   if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
   const cuuint64_t dims[3] = {d, n1, n2};
   const cuuint64_t strides[2] = {stride1 * 2, stride2 * 2};

@@ -40,6 +40,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/tensor_map.cuh"
 #include "core/cuda/vec.cuh"
 #include "gemm/gemm/gemm_cuda.cuh"
 #include "gemm/gemm/gemm_ptx.cuh"
@@ -250,39 +251,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---- host: tensor maps --------------------------------------------------------------------------
-using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
-
-// cuTensorMapEncodeTiled from the driver the runtime already loaded; null when unavailable.
-EncodeTiledFn EncodeTiled() {
-  static EncodeTiledFn fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
-#else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
-#endif
-    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess) fn = reinterpret_cast<EncodeTiledFn>(p);
-    cudaGetLastError();
-  });
-  return fn;
-}
-
-// A 2D row-major bf16 tensor of `rows` x `cols` as TMA sees it: innermost dimension first, boxes of
-// box_cols x box_rows, 128B swizzle (box_cols * 2 must be 128), zeros outside the tensor.
+// A 2D row-major bf16 tensor of `rows` x `cols`, boxes of box_rows x box_cols, 128B swizzle (box_cols * 2
+// must be 128), zeros outside the tensor.
 int EncodeBf16Map(CUtensorMap* map, const void* data, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
-  const EncodeTiledFn encode = EncodeTiled();
-  if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {cols * sizeof(bf16)};  // bytes between rows; a multiple of 16
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(data), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+  return cuda::EncodeRowMajor2d(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(bf16), data, rows, cols, box_rows,
+                                box_cols, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 // What TMA needs of the tensors themselves: 16-byte aligned bases and row strides.

@@ -43,6 +43,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/occupancy.cuh"
+#include "core/cuda/tensor_map.cuh"
 #include "core/cuda/vec.cuh"
 #include "gemm/gemm/gemm_cuda.cuh"
 #include "gemm/gemm/gemm_ptx.cuh"
@@ -311,39 +312,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---- host ----------------------------------------------------------------------------------------
-using EncodeTiledFn = PFN_cuTensorMapEncodeTiled_v12000;
-
-EncodeTiledFn EncodeTiled() {
-  static EncodeTiledFn fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-#if CUDART_VERSION >= 12050
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
-#else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found);
-#endif
-    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess) fn = reinterpret_cast<EncodeTiledFn>(p);
-    cudaGetLastError();
-  });
-  return fn;
-}
-
 // A row-major rows x cols tensor of `elem` bytes an element, boxes of box_cols x box_rows, 128B swizzle.
 int EncodeMap(CUtensorMap* map, CUtensorMapDataType type, int elem, const void* data, uint64_t rows, uint64_t cols,
               uint32_t box_rows, uint32_t box_cols) {
-  const EncodeTiledFn encode = EncodeTiled();
-  if (encode == nullptr) return static_cast<int>(cudaErrorNotSupported);
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {cols * elem};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r =
-      encode(map, type, 2, const_cast<void*>(data), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? 0 : static_cast<int>(cudaErrorInvalidValue);
+  return cuda::EncodeRowMajor2d(map, type, elem, data, rows, cols, box_rows, box_cols, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 template <int kHalves>
