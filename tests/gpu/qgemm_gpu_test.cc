@@ -60,8 +60,12 @@ std::vector<Problem> CheckedProblems(const OpDef& op) {
     // 2048 outputs; N off v4's 16 rows. cuda_v4's K split and load batches: an odd number of groups
     // (1152, 384: batches of one group), K = 256 (warps of the split with no k at all), M = 33 and
     // N = 72 (a block's last rows past N), 2048 over a 7-row A. (The ci and decode shapes are checked
-    // in QgemmLarge.)
+    // in QgemmLarge.) cuda_v5's wgmma widths past 64 (n = 128: M = 65, 100, 128), with a K split over
+    // 9 groups and a block's rows past N.
     for (auto [m, n, k] : {std::tuple{8, 1024, 4096},
+                           {65, 520, 512},
+                           {100, 264, 1152},
+                           {128, 4099, 256},
                            {12, 520, 1024},
                            {5, 300, 4128},
                            {1, 2048, 4096},
@@ -235,6 +239,7 @@ TEST(QgemmLarge, MatchesDeviceReference) {
   };
   const Item items[] = {{"w4a16_gemm", 1, 14336, 4096},       {"w4a16_gemm", 16, 14336, 4096},
                         {"w4a16_gemm", 8, 4096, 14336},       {"w4a16_gemm", 64, 4096, 14336},
+                        {"w4a16_gemm", 32, 4096, 4096},       {"w4a16_gemm", 128, 14336, 4096},
                         {"w4a16_gemm", 4096, 4096, 4096},     {"fp8_gemm", 4096, 4096, 4096},
                         {"fp8_gemm", 4096, 2112, 7168},       {"fp8_gemm_block", 4096, 4096, 4096},
                         {"fp8_gemm_block", 4096, 2112, 7168}, {"fp8_gemm_block", 129, 2112, 7168}};
@@ -303,6 +308,7 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
     const bool gemv = p.dim("M") <= 8;
     EXPECT_EQ(w4.find_variant("cuda_v3_gemv_magic")->skip_reason(p).empty(), gemv) << p.label();
     EXPECT_EQ(w4.find_variant("cuda_v4_mma_gemv")->skip_reason(p), "") << p.label();
+    if (cc == 90) EXPECT_EQ(w4.find_variant("cuda_v5_wgmma_mixed")->skip_reason(p), "") << p.label();
     EXPECT_EQ(w4.find_variant("cublas_bf16")->skip_reason(p), "") << p.label();
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peers of the quantized GEMMs (kernels/quant/w4a16_gemm, fp8_gemm) in the same GPU run.
 
-  w4a16: cuBLAS bf16 through torch.matmul(A, W.t()) with bf16 weights, the decode (M = 1, 16, 64)
+  w4a16: cuBLAS bf16 through torch.matmul(A, W.t()) with bf16 weights, the decode (M = 1, 16, 24, 32, 48, 64, 128)
          and prefill (M = 4096) shapes over N x K in {4096x4096, 14336x4096, 4096x14336};
   fp8:   torch._scaled_mm (cuBLASLt FP8, per-tensor scales, use_fast_accum=False) on the canonical
          shapes, the prefill shapes above at M = 4096 and DeepSeek's 2112x7168.
@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-W4_SHAPES = [(m, n, k) for m in (1, 16, 64, 4096) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336))]
+W4_SHAPES = [(m, n, k) for m in (1, 16, 24, 32, 48, 64, 128, 4096) for (n, k) in ((4096, 4096), (14336, 4096), (4096, 14336))]
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096), (4096, 4096, 14336), (4096, 2112, 7168)]
 
 

@@ -33,16 +33,18 @@ namespace kbench::kernels::w4a16 {
 // split order (bitwise repeatable), by the block's threads. Each thread takes kU elements at once so
 // that their loads are in flight together: one element at a time, a 64 x 128 merge was 32 dependent
 // L2 round trips a thread.
+// By threads 0 .. nthreads - 1 of the block (all of it by default).
 __device__ __forceinline__ void MergeSplits(const float* __restrict__ part, __nv_bfloat16* __restrict__ c,
-                                            int64_t m, int64_t n, int64_t first, int64_t rows, unsigned splits) {
+                                            int64_t m, int64_t n, int64_t first, int64_t rows, unsigned splits,
+                                            int nthreads = -1) {
   constexpr int kU = 8;
-  const int64_t total = m * rows;
-  for (int64_t e0 = threadIdx.x; e0 < total; e0 += int64_t{kU} * blockDim.x) {
+  const int64_t total = m * rows, stride = nthreads < 0 ? blockDim.x : nthreads;
+  for (int64_t e0 = threadIdx.x; e0 < total; e0 += kU * stride) {
     float sum[kU];
     int64_t at[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      const int64_t e = min(e0 + int64_t{u} * blockDim.x, total - 1);  // clamped: loaded, not stored
+      const int64_t e = min(e0 + u * stride, total - 1);  // clamped: loaded, not stored
       at[u] = (e / rows) * n + first + e % rows;
       sum[u] = 0.0f;
     }
@@ -56,7 +58,7 @@ __device__ __forceinline__ void MergeSplits(const float* __restrict__ part, __nv
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u)
-      if (e0 + int64_t{u} * blockDim.x < total) c[at[u]] = __float2bfloat16_rn(sum[u]);
+      if (e0 + u * stride < total) c[at[u]] = __float2bfloat16_rn(sum[u]);
   }
 }
 

@@ -7,7 +7,9 @@
 //   - GemvMagic (cuda_v3_gemv_magic) dequantizes with LOP3 into bf16 pairs and subtracts the zero
 //     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
 //   - GemvMma* (cuda_v4_mma_gemv: GemvMmaT, the register-fed template, and GemvMmaSmemA, A staged in
-//     shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills.
+//     shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills;
+//   - sm_90a W4a16Wgmma (cuda_v5_wgmma_mixed) issues bf16 warpgroup MMAs (HGMMA) fed by LOP3-dequantized
+//     registers and TMA loads, without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the
 // environment override them, for a bundle).
 #include <cstdio>
@@ -132,6 +134,15 @@ TEST(QgemmSass, MmaGemvUsesHmmaWithoutSpills) {
       EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
       ExpectNoSpills(fn, text);
     }
+}
+
+TEST(QgemmSass, WgmmaW4a16UsesHgmmaWithoutSpills) {
+  for (const auto& [fn, text] : Kernels("sm_90a", "W4a16Wgmma")) {
+    EXPECT_TRUE(HasLineWith(text, "HGMMA", ".BF16")) << fn << " has no bf16 HGMMA";
+    EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << fn;
+    EXPECT_NE(text.find("UTMALDG"), std::string::npos) << fn;
+    ExpectNoSpills(fn, text);
+  }
 }
 
 }  // namespace

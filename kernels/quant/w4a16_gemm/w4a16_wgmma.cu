@@ -1,0 +1,393 @@
+// cuda_v5_wgmma_mixed: w4a16 for M <= 128 (the rung for 16 < M: below, cuda_v4 is faster) on Hopper's wgmma with the dequantized weights as the
+// register operand, the structure of Hopper's mixed-input GEMMs. cuda_v4's mma.sync kernels put M on
+// the n = 8 side and issue N/8 mma.sync a weight fragment; past M = 16 they run latency-bound with 8
+// warps an SM (GEMM_README.md, the Nsight Compute profile) and fall below cuBLAS. Here one
+// wgmma.m64nNk16 (N = M padded to 8, 16, 32, 64 or 128) takes a warpgroup's 64 weight rows x 16 k from
+// registers and the activations from shared memory, asynchronously.
+//
+//   - The natural W layout serves the register fragment: lane (g, t) at k16 step s needs rows g and
+//     g + 8 at k = 16 s + 2t, 2t + 1 and 2t + 8, 2t + 9, which are elements 2t and 2t + 1 of words 2s
+//     and 2s + 1 of those rows, nibbles t and t + 4: one shift by 4t and the magic lop3 (w4a16_gemm.h).
+//   - TMA brings each 128-k chunk: the activations as two 64-k boxes (128-byte swizzle, the K-major
+//     B layout wgmma reads; rows past M zero-filled) and the block's 128 weight rows as one box of 16
+//     words a row (64-byte swizzle, so the 8 rows a warp's lanes read at once fall in distinct banks).
+//   - A producer warp (one thread) issues the loads 4 stages ahead; two consumer warpgroups each hold
+//     64 weight rows, dequantize a chunk's fragments (scale applied in bf16, as v4 does past M = 16)
+//     and issue its wgmmas in two halves, so the second half's dequantization runs under the first
+//     half's wgmmas. 288 threads and ~100-145 registers: two blocks share an SM.
+//   - K splits over grid.y where the row blocks leave block slots idle; the last block of a row block
+//     sums the f32 partials in split order (MergeSplits: bitwise repeatable).
+// Tried and not kept (GEMM_README.md): 256 weight rows a block (a producer warpgroup, setmaxnreg 40 /
+// 232: slower at every decode shape), 8 stages, capping the K split at 4 or 2 ways.
+// Needs K % 128 == 0 (SKIPPED otherwise), M <= 128, an sm_90 device; A or W off 16-byte alignment (TMA)
+// runs cuda_v1's dequantize-then-cuBLAS instead.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/occupancy.cuh"
+#include "core/cuda/tensor_map.cuh"
+#include "core/cuda/workspace.cuh"
+#include "gemm/gemm/gemm_cuda.cuh"
+#include "gemm/gemm/gemm_ptx.cuh"
+#include "quant/w4a16_gemm/w4a16_cuda.cuh"
+#include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_magic.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_smem.cuh"
+
+namespace kbench::kernels::w4a16 {
+namespace {
+
+namespace ptx = gemm::ptx;
+using bf16 = __nv_bfloat16;
+
+constexpr int kConsumerWarps = 8;                       // two warpgroups, threads 0 .. 255
+constexpr int kThreads = 32 * (kConsumerWarps + 1);     // + the producer warp
+constexpr int kStages = 4;
+
+// The shapes of one instantiation: NP columns of the wgmma (M padded), R 64-row groups a warpgroup,
+// S stages.
+template <int NP, int R, int S>
+struct WgShape {
+  static constexpr int kRows = 2 * 64 * R;          // weight rows a block
+  static constexpr int kActBytes = 2 * NP * 128;    // two 64-k boxes of NP rows x 128 bytes
+  static constexpr int kWBytes = kRows * 64;        // kRows x 16 words
+  static constexpr int kStage = kActBytes + kWBytes;
+  static constexpr int kSmem = S * kStage + 2 * S * 8 + 1024;  // + barriers, + alignment slack
+  static_assert(kActBytes % 1024 == 0 && kStage % 1024 == 0, "boxes start on 1024-byte boundaries");
+  static_assert(kRows <= 256, "a TMA box has at most 256 rows");
+  static_assert(kSmem <= 227 * 1024, "the stages must fit an SM's shared memory");
+};
+
+#if KB_GEMM_SM90A
+__device__ __forceinline__ void WgmmaRegA(float (&d)[4], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, %8, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void WgmmaRegA(float (&d)[8], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void WgmmaRegA(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void WgmmaRegA(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+
+__device__ __forceinline__ void WgmmaRegA(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+template <int N>
+__device__ __forceinline__ void PinAcc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+#endif
+
+template <int NP, int R, int S>
+__global__ void __launch_bounds__(kThreads, 1)
+    W4a16Wgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_w,
+               const bf16* __restrict__ scales, const bf16* __restrict__ zeros, bf16* __restrict__ c, int m, int n,
+               int k, int per_split, float* __restrict__ part, unsigned* __restrict__ counters) {
+#if KB_GEMM_SM90A
+  using Sh = WgShape<NP, R, S>;
+  constexpr int kAcc = NP / 2;  // accumulator floats a thread per 64-row group
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t full_bar = base + S * Sh::kStage, empty_bar = full_bar + 8 * S;
+  const int n0 = blockIdx.x * Sh::kRows;
+  const int chunks = k / kW4Group, groups = chunks;
+  const int c0 = blockIdx.y * per_split, count = min(per_split, chunks - c0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      ptx::MbarInit(full_bar + 8 * s, 1);
+      ptx::MbarInit(empty_bar + 8 * s, kConsumerWarps);
+    }
+    ptx::FenceBarrierInit();
+  }
+  __syncthreads();
+
+  if (warp >= kConsumerWarps) {  // the producer warp
+    if (warp == kConsumerWarps && lane == 0) {
+      for (int j = 0, stage = 0, phase = 0; j < count; ++j) {
+        ptx::MbarWait(empty_bar + 8 * stage, phase ^ 1);
+        const uint32_t full = full_bar + 8 * stage, st = base + stage * Sh::kStage;
+        ptx::MbarArriveExpectTx(full, Sh::kStage);
+        const int kc = (c0 + j) * kW4Group;
+        ptx::TmaLoad2d(st, &tma_a, kc, 0, full);
+        ptx::TmaLoad2d(st + NP * 128, &tma_a, kc + 64, 0, full);
+        ptx::TmaLoad2d(st + Sh::kActBytes, &tma_w, kc / kW4PerWord, n0, full);
+        if (++stage == S) stage = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  const int wg = warp / 4, w = warp % 4, g = lane / 4, t = lane % 4;
+  // This thread's weight rows in the block: lr[r] and lr[r] + 8 for each 64-row group r.
+  int lr[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) lr[r] = (wg * R + r) * 64 + 16 * w + g;
+  float acc[R][kAcc];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[r][i] = 0.0f;
+
+  // The raw bf16 scale and zero point of chunk j for this thread's rows, requested two chunks ahead
+  // and widened only where used (widened at once, the load's latency would sit right there).
+  struct Raw {
+    unsigned short s[R][2], z[R][2];
+  };
+  struct Group {
+    uint32_t s[R][2], z[R][2];  // bf16 pairs: scale, 128 + zero
+  };
+  const auto load_raw = [&](int j, Raw& rv) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t row = min(n0 + lr[r] + 8 * h, n - 1);
+        const int64_t at = row * groups + c0 + j;
+        rv.s[r][h] = __ldg(reinterpret_cast<const unsigned short*>(scales) + at);
+        rv.z[r][h] = __ldg(reinterpret_cast<const unsigned short*>(zeros) + at);
+      }
+  };
+  const auto widen = [&](const Raw& rv, Group& gv) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        gv.s[r][h] = uint32_t{rv.s[r][h]} | (uint32_t{rv.s[r][h]} << 16);
+        gv.z[r][h] = PackBf16Pair(128.0f + __uint_as_float(uint32_t{rv.z[r][h]} << 16));
+      }
+  };
+
+  // The four bf16x2 fragment registers of row group r at k16 step s from the stage's weight box:
+  // words 2s and 2s + 1 of rows lr and lr + 8, read through the 64-byte swizzle (16-byte unit u of
+  // row q sits at unit u ^ ((q >> 1) & 3)).
+  const int shift = 4 * t;
+  const auto fragment = [&](uint32_t wbox, int r, int s, const Group& gv, uint32_t (&a)[4]) {
+    uint32_t v[2][2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int q = lr[r] + 8 * h;
+      const uint32_t addr = wbox + q * 64 + (((s >> 1) ^ ((q >> 1) & 3)) << 4) + (s & 1) * 8;
+      asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(v[h][0]), "=r"(v[h][1]) : "r"(addr));
+    }
+    // a0: row g, k 2t, 2t+1 (word 2s); a1: row g+8 (word 2s); a2: row g, k 2t+8, 2t+9 (word 2s+1); a3: row g+8.
+    a[0] = HMul2(HSub2(MagicPair(v[0][0] >> shift), gv.z[r][0]), gv.s[r][0]);
+    a[1] = HMul2(HSub2(MagicPair(v[1][0] >> shift), gv.z[r][1]), gv.s[r][1]);
+    a[2] = HMul2(HSub2(MagicPair(v[0][1] >> shift), gv.z[r][0]), gv.s[r][0]);
+    a[3] = HMul2(HSub2(MagicPair(v[1][1] >> shift), gv.z[r][1]), gv.s[r][1]);
+  };
+
+  Raw r0{}, r1{}, r2{};
+  if (count > 0) load_raw(0, r0);
+  if (count > 1) load_raw(1, r1);
+  for (int j = 0, stage = 0, phase = 0; j < count; ++j) {
+    if (j + 2 < count) load_raw(j + 2, r2);
+    Group cur;
+    widen(r0, cur);
+    ptx::MbarWait(full_bar + 8 * stage, phase);
+    const uint32_t st = base + stage * Sh::kStage, wbox = st + Sh::kActBytes;
+    // Two halves of 4 k16 steps (one 64-k activation box each): the second half's fragments are
+    // built while the first half's wgmmas run.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      uint32_t a[4][R][4];
+#pragma unroll
+      for (int s4 = 0; s4 < 4; ++s4)
+#pragma unroll
+        for (int r = 0; r < R; ++r) fragment(wbox, r, 4 * half + s4, cur, a[s4][r]);
+#pragma unroll
+      for (int r = 0; r < R; ++r) PinAcc(acc[r]);
+      ptx::WgmmaFence();
+#pragma unroll
+      for (int s4 = 0; s4 < 4; ++s4) {
+        const uint64_t desc = ptx::DescKMajorSw128(st + half * NP * 128 + s4 * 32);
+#pragma unroll
+        for (int r = 0; r < R; ++r) WgmmaRegA(acc[r], a[s4][r], desc);
+      }
+      ptx::WgmmaCommit();
+    }
+    ptx::WgmmaWait<0>();
+#pragma unroll
+    for (int r = 0; r < R; ++r) PinAcc(acc[r]);
+    __syncwarp();
+    if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+    if (++stage == S) stage = 0, phase ^= 1;
+    r0 = r1, r1 = r2;
+  }
+
+  // acc[r][4 q + i]: weight row lr[r] (+ 8 for i >= 2), column (row of A) 8 q + 2t + (i % 2).
+  const auto for_each_out = [&](auto&& f) {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        const int row = n0 + lr[r] + ((i % 4) >= 2 ? 8 : 0), col = 8 * (i / 4) + 2 * t + (i % 2);
+        if (row < n && col < m) f(row, col, acc[r][i]);
+      }
+  };
+  if (gridDim.y == 1) {
+    for_each_out([&](int row, int col, float v) { c[static_cast<int64_t>(col) * n + row] = __float2bfloat16_rn(v); });
+    return;
+  }
+  float* mine = part + static_cast<int64_t>(blockIdx.y) * m * n;
+  for_each_out([&](int row, int col, float v) { mine[static_cast<int64_t>(col) * n + row] = v; });
+  __shared__ bool last;
+  __threadfence();
+  ptx::NamedBarrier(1, 32 * kConsumerWarps);  // the producer warp has left
+  if (threadIdx.x == 0) {
+    last = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
+    if (last) counters[blockIdx.x] = 0;
+  }
+  ptx::NamedBarrier(1, 32 * kConsumerWarps);
+  if (!last) return;
+  __threadfence();
+  MergeSplits(part, c, m, n, n0, min(Sh::kRows, n - n0), gridDim.y, 32 * kConsumerWarps);
+#endif  // KB_GEMM_SM90A
+}
+
+// ---- host ----------------------------------------------------------------------------------------
+template <int NP, int R, int S>
+int LaunchWgmma(const W4Args& g, cudaStream_t s) {
+  using Sh = WgShape<NP, R, S>;
+  CUtensorMap map_a, map_w;
+  if (const int e = cuda::EncodeRowMajor2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g.a, g.m, g.k, NP, 64,
+                              CU_TENSOR_MAP_SWIZZLE_128B);
+      e != 0)
+    return e;
+  if (const int e = cuda::EncodeRowMajor2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, g.w, g.n, g.k / kW4PerWord, Sh::kRows, 16,
+                              CU_TENSOR_MAP_SWIZZLE_64B);
+      e != 0)
+    return e;
+  const void* kernel = reinterpret_cast<const void*>(&W4a16Wgmma<NP, R, S>);
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(kernel, Sh::kSmem));
+  const int64_t row_blocks = cuda::CeilDiv(g.n, Sh::kRows), chunks = g.k / kW4Group;
+  const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, kThreads, Sh::kSmem));
+  int64_t per = chunks, splits = 1;
+  if (row_blocks < slots && chunks > 1) {
+    const int64_t want = std::min<int64_t>(chunks, slots / row_blocks);
+    per = (chunks + want - 1) / want;
+    splits = (chunks + per - 1) / per;
+  }
+  float* part = nullptr;
+  unsigned* counters = nullptr;
+  if (splits > 1) {
+    void* p = nullptr;
+    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,
+                                   static_cast<size_t>(splits * g.m * g.n) * sizeof(float), s, &p));
+    part = static_cast<float*>(p);
+    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKCounters,
+                                   static_cast<size_t>(row_blocks) * sizeof(unsigned), s, &p));
+    counters = static_cast<unsigned*>(p);
+  }
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(splits));
+  W4a16Wgmma<NP, R, S><<<grid, kThreads, Sh::kSmem, s>>>(
+      map_a, map_w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c),
+      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(per), part, counters);
+  KB_LAUNCH_CHECK();
+  return 0;
+}
+
+int RunV5(const Problem& p, std::span<const Tensor> t, void* stream) {
+  const W4Args g = ArgsOf(p, t);
+  const cudaStream_t s = cuda::AsStream(stream);
+  int rc = 0;
+  if (HandleDegenerate(g, s, &rc)) return rc;
+  if (g.k % kW4Group != 0 || g.m > 128) return static_cast<int>(cudaErrorInvalidValue);  // SKIPPED by SkipV5
+  if (!cuda::Aligned16(g.a) || !cuda::Aligned16(g.w)) return LaunchW4DequantThenGemm(g, s);
+  if (g.m <= 8) return LaunchWgmma<8, 1, kStages>(g, s);
+  if (g.m <= 16) return LaunchWgmma<16, 1, kStages>(g, s);
+  if (g.m <= 32) return LaunchWgmma<32, 1, kStages>(g, s);
+  if (g.m <= 64) return LaunchWgmma<64, 1, kStages>(g, s);
+  return LaunchWgmma<128, 1, kStages>(g, s);  // 40 KB a stage: one block an SM
+}
+
+std::string SkipV5(const Problem& p) {
+  if (p.dim("M") > 128) return "M = " + std::to_string(p.dim("M")) + " > 128: M is the wgmma's n side, at most 128 here";
+  if (p.dim("K") % kW4Group != 0)
+    return "K = " + std::to_string(p.dim("K")) + " is not a multiple of the group (128): TMA brings whole groups";
+  if (std::string why = gemm::Int32DimsSkip(p); !why.empty()) return why;
+  std::string why;
+  const int cc = gemm::CurrentComputeCapability(&why);
+  if (cc == 0) return why;
+  if (cc != 90) return "needs an sm_90 (Hopper) device: wgmma and TMA are built only as sm_90a machine code";
+  return "";
+}
+
+template <int NP>
+LaunchInfo LaunchOf(const char* name) {
+  return {name, reinterpret_cast<const void*>(&W4a16Wgmma<NP, 1, kStages>), kThreads, WgShape<NP, 1, kStages>::kSmem};
+}
+
+std::vector<LaunchInfo> LaunchesV5(const Problem& p) {
+  const int64_t m = p.dim("M");
+  if (m <= 8) return {LaunchOf<8>("W4a16Wgmma<n8>")};
+  if (m <= 16) return {LaunchOf<16>("W4a16Wgmma<n16>")};
+  if (m <= 32) return {LaunchOf<32>("W4a16Wgmma<n32>")};
+  if (m <= 64) return {LaunchOf<64>("W4a16Wgmma<n64>")};
+  return {LaunchOf<128>("W4a16Wgmma<n128>")};
+}
+
+}  // namespace
+
+void AddW4a16WgmmaVariant(OpDef& op) {
+  op.variants.push_back({
+      .name = "cuda_v5_wgmma_mixed",
+      .description = "M <= 128 on Hopper (past M = 16 the fastest rung): wgmma with the magic-dequantized weights as the register operand, "
+                     "activations and packed weights by TMA, a producer warp and two consumer warpgroups.",
+      .backend = Backend::kCuda,
+      .dtypes = {Dtype::kBF16},
+      .min_compute_capability = 90,
+      .skip_reason = SkipV5,
+      .run_cuda = RunV5,
+      .launches = LaunchesV5,
+  });
+}
+
+}  // namespace kbench::kernels::w4a16
