@@ -62,6 +62,35 @@ __device__ __forceinline__ void MergeSplits(const float* __restrict__ part, __nv
   }
 }
 
+// The K split of a launch of `row_blocks` blocks over `units` K units (slabs or chunks): floor(slots /
+// row_blocks) ways where the row blocks leave resident-block slots empty, `per` units a split, and the
+// workspace for the f32 partials and arrival counters (null when there is no split). 0 or a
+// cudaError_t as int.
+struct KSplit {
+  int64_t per = 0, splits = 1;
+  float* part = nullptr;
+  unsigned* counters = nullptr;
+};
+inline int PlanKSplit(int64_t row_blocks, int64_t units, int64_t slots, int64_t m, int64_t n, cudaStream_t s,
+                      KSplit* out) {
+  KSplit& plan = *out;
+  plan = KSplit{.per = units};
+  if (row_blocks < slots && units > 1) {
+    const int64_t want = std::min<int64_t>(units, slots / row_blocks);
+    plan.per = (units + want - 1) / want;
+    plan.splits = (units + plan.per - 1) / plan.per;
+  }
+  if (plan.splits == 1) return 0;
+  void* p = nullptr;
+  KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,
+                                 static_cast<size_t>(plan.splits * m * n) * sizeof(float), s, &p));
+  plan.part = static_cast<float*>(p);
+  KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKCounters,
+                                 static_cast<size_t>(row_blocks) * sizeof(unsigned), s, &p));
+  plan.counters = static_cast<unsigned*>(p);
+  return 0;
+}
+
 template <int NT, int D>
 constexpr int SmemASlabBytes() {
   return 8 * NT * D * kW4Group * 2;
@@ -242,26 +271,11 @@ int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w
   }
   const int64_t row_blocks = (n + 16 * WN - 1) / (16 * WN), slabs = k / kW4Group / D;
   const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * WN, kSmem));
-  int64_t per = slabs, splits = 1;
-  if (row_blocks < slots && slabs > 1) {
-    const int64_t want = std::min<int64_t>(slabs, slots / row_blocks);
-    per = (slabs + want - 1) / want;
-    splits = (slabs + per - 1) / per;
-  }
-  float* part = nullptr;
-  unsigned* counters = nullptr;
-  if (splits > 1) {
-    void* p = nullptr;
-    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,
-                                   static_cast<size_t>(splits * m * n) * sizeof(float), s, &p));
-    part = static_cast<float*>(p);
-    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKCounters,
-                                   static_cast<size_t>(row_blocks) * sizeof(unsigned), s, &p));
-    counters = static_cast<unsigned*>(p);
-  }
-  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(splits));
-  GemvMmaSmemA<NT, WN, D, 1, TILED><<<grid, 32 * WN, kSmem, s>>>(a, w, sc, z, c, m, n, k, static_cast<int>(per), part,
-                                                                 counters);
+  KSplit split;
+  if (const int e = PlanKSplit(row_blocks, slabs, slots, m, n, s, &split); e != 0) return e;
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(split.splits));
+  GemvMmaSmemA<NT, WN, D, 1, TILED><<<grid, 32 * WN, kSmem, s>>>(a, w, sc, z, c, m, n, k, static_cast<int>(split.per),
+                                                                 split.part, split.counters);
   KB_LAUNCH_CHECK();
   return 0;
 }

@@ -309,27 +309,12 @@ int LaunchWgmma(const W4Args& g, cudaStream_t s) {
   KB_CUDA_TRY(cuda::AllowDynamicSmem(kernel, Sh::kSmem));
   const int64_t row_blocks = cuda::CeilDiv(g.n, Sh::kRows), chunks = g.k / kW4Group;
   const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, kThreads, Sh::kSmem));
-  int64_t per = chunks, splits = 1;
-  if (row_blocks < slots && chunks > 1) {
-    const int64_t want = std::min<int64_t>(chunks, slots / row_blocks);
-    per = (chunks + want - 1) / want;
-    splits = (chunks + per - 1) / per;
-  }
-  float* part = nullptr;
-  unsigned* counters = nullptr;
-  if (splits > 1) {
-    void* p = nullptr;
-    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,
-                                   static_cast<size_t>(splits * g.m * g.n) * sizeof(float), s, &p));
-    part = static_cast<float*>(p);
-    KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKCounters,
-                                   static_cast<size_t>(row_blocks) * sizeof(unsigned), s, &p));
-    counters = static_cast<unsigned*>(p);
-  }
-  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(splits));
+  KSplit split;
+  if (const int e = PlanKSplit(row_blocks, chunks, slots, g.m, g.n, s, &split); e != 0) return e;
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(split.splits));
   W4a16Wgmma<NP, R, S><<<grid, kThreads, Sh::kSmem, s>>>(
       map_a, map_w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c),
-      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(per), part, counters);
+      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(split.per), split.part, split.counters);
   KB_LAUNCH_CHECK();
   return 0;
 }
