@@ -20,6 +20,7 @@
 //           the last whole tile, and every row when K is not a multiple of 128, stay where W has them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/op.h"
@@ -64,5 +65,19 @@ double W4Dequant(const uint32_t* w, const uint16_t* scales, const uint16_t* zero
 // The dims a problem must have besides M, N, K: K/8 words a row and ceil(K/128) groups.
 inline int64_t W4Words(int64_t k) { return k / kW4PerWord; }
 inline int64_t W4Groups(int64_t k) { return (k + kW4Group - 1) / kW4Group; }
+
+// The K split of the tensor-core rungs (v4's shared-memory-A kernel, v5): `row_blocks` blocks over
+// `units` K units (slabs or chunks) split floor(slots / row_blocks) ways where the row blocks leave
+// resident-block slots empty, so that one wave fills them; `per` units a split (the last may have
+// fewer), `splits` = ceil(units / per).
+struct W4KSplitShape {
+  int64_t per, splits;
+};
+inline W4KSplitShape W4KSplit(int64_t row_blocks, int64_t units, int64_t slots) {
+  if (row_blocks >= slots || units <= 1) return {units, 1};
+  const int64_t want = std::min<int64_t>(units, slots / row_blocks);
+  const int64_t per = (units + want - 1) / want;
+  return {per, (units + per - 1) / per};
+}
 
 }  // namespace kbench::kernels

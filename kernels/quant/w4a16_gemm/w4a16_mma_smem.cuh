@@ -62,10 +62,9 @@ __device__ __forceinline__ void MergeSplits(const float* __restrict__ part, __nv
   }
 }
 
-// The K split of a launch of `row_blocks` blocks over `units` K units (slabs or chunks): floor(slots /
-// row_blocks) ways where the row blocks leave resident-block slots empty, `per` units a split, and the
-// workspace for the f32 partials and arrival counters (null when there is no split). 0 or a
-// cudaError_t as int.
+// The K split of a launch of `row_blocks` blocks over `units` K units (slabs or chunks) by W4KSplit's
+// rule (w4a16_gemm.h), and the workspace for the f32 partials and arrival counters (null when there
+// is no split). 0 or a cudaError_t as int.
 struct KSplit {
   int64_t per = 0, splits = 1;
   float* part = nullptr;
@@ -74,12 +73,8 @@ struct KSplit {
 inline int PlanKSplit(int64_t row_blocks, int64_t units, int64_t slots, int64_t m, int64_t n, cudaStream_t s,
                       KSplit* out) {
   KSplit& plan = *out;
-  plan = KSplit{.per = units};
-  if (row_blocks < slots && units > 1) {
-    const int64_t want = std::min<int64_t>(units, slots / row_blocks);
-    plan.per = (units + want - 1) / want;
-    plan.splits = (units + plan.per - 1) / plan.per;
-  }
+  const W4KSplitShape shape = W4KSplit(row_blocks, units, slots);
+  plan = KSplit{.per = shape.per, .splits = shape.splits};
   if (plan.splits == 1) return 0;
   void* p = nullptr;
   KB_CUDA_TRY(cuda::GetWorkspace(cuda::WorkspaceSlot::kW4a16SplitKPartials,

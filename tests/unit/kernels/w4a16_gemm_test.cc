@@ -107,6 +107,34 @@ TEST(W4a16Fills, TiledCopyIsAPermutationOfThePackedWords) {
   }
 }
 
+// The split rule on the H200's decode launches (132 SMs; v5 holds two blocks an SM at n <= 64, one at
+// n = 128), and its invariants everywhere: one wave, no empty split, no split without idle slots.
+TEST(W4a16KSplit, FillsIdleSlotsInOneWave) {
+  const auto expect = [](int64_t rb, int64_t units, int64_t slots, int64_t per, int64_t splits) {
+    const W4KSplitShape s = W4KSplit(rb, units, slots);
+    EXPECT_EQ(s.per, per) << rb << " " << units << " " << slots;
+    EXPECT_EQ(s.splits, splits) << rb << " " << units << " " << slots;
+  };
+  expect(32, 32, 264, 4, 8);     // 4096 x 4096: 32 row blocks of 128, 32 chunks
+  expect(112, 32, 264, 16, 2);   // 14336 x 4096
+  expect(32, 112, 264, 14, 8);   // 4096 x 14336
+  expect(32, 32, 132, 8, 4);     // n = 128: one block an SM
+  expect(3, 9, 264, 1, 9);       // more slots than units: one unit a split
+  expect(132, 32, 132, 32, 1);   // every slot taken: no split
+  expect(8, 1, 264, 1, 1);       // one unit: nothing to split
+  for (int64_t rb = 1; rb <= 300; rb += 7)
+    for (int64_t units = 1; units <= 130; units += 3)
+      for (int64_t slots : {1, 132, 264, 528}) {
+        const W4KSplitShape s = W4KSplit(rb, units, slots);
+        ASSERT_GE(s.splits, 1);
+        ASSERT_GE(s.per, 1);
+        EXPECT_GE(s.per * s.splits, units);         // every unit in a split
+        EXPECT_LT((s.splits - 1) * s.per, units);   // no empty split
+        if (s.splits > 1) EXPECT_LE(rb * s.splits, slots) << rb << " " << units << " " << slots;  // one wave
+        if (rb >= slots) EXPECT_EQ(s.splits, 1);
+      }
+}
+
 TEST(W4a16Reference, HandExample) {
   const OpDef& op = GetOp("w4a16_gemm");
   // M = 1, N = 2, K = 8: one word a row. Row 0 codes 0..7, zero 2, scale 0.5; row 1 all 15, zero 0,
