@@ -32,11 +32,9 @@
 // Only sm_90a machine code exists for the kernel (wgmma, setmaxnreg): elsewhere its body is empty and
 // skip_reason refuses the problem, naming the device's compute capability.
 #include <cuda.h>  // CUtensorMap (types only; the function comes from the runtime's entry point)
-#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <string>
 #include <vector>
 

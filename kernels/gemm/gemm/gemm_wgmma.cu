@@ -31,10 +31,8 @@
 // reached through the runtime's driver entry point so the library does not link libcuda.
 #include <cuda_bf16.h>
 #include <cuda.h>  // CUtensorMap and its enums (types only; the function comes from the entry point)
-#include <cudaTypedefs.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 

@@ -33,11 +33,9 @@
 //                   Block scales change every 128 k, so that op still promotes every k tile.
 // Only sm_90a machine code exists for the kernel; elsewhere its body is empty and skip_reason refuses.
 #include <cuda.h>  // CUtensorMap and its enums (types only; the function comes from the entry point)
-#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <vector>
 

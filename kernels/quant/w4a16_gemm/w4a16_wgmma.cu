@@ -1,5 +1,6 @@
-// cuda_v5_wgmma_mixed: w4a16 for M <= 128 (the rung for 16 < M: below, cuda_v4 is faster) on Hopper's wgmma with the dequantized weights as the
-// register operand, the structure of Hopper's mixed-input GEMMs. cuda_v4's mma.sync kernels put M on
+// cuda_v5_wgmma_mixed: w4a16 for M <= 128 on Hopper's wgmma with the dequantized weights as the
+// register operand, the structure of Hopper's mixed-input GEMMs (the fastest rung past M = 16; at
+// M <= 16 cuda_v4 is faster). cuda_v4's mma.sync kernels put M on
 // the n = 8 side and issue N/8 mma.sync a weight fragment; past M = 16 they run latency-bound with 8
 // warps an SM (GEMM_README.md, the Nsight Compute profile) and fall below cuBLAS. Here one
 // wgmma.m64nNk16 (N = M padded to 8, 16, 32, 64 or 128) takes a warpgroup's 64 weight rows x 16 k from
@@ -22,11 +23,11 @@
 // Needs K % 128 == 0 (SKIPPED otherwise), M <= 128, an sm_90 device; A or W off 16-byte alignment (TMA)
 // runs cuda_v1's dequantize-then-cuBLAS instead.
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
@@ -298,11 +299,11 @@ int LaunchWgmma(const W4Args& g, cudaStream_t s) {
   using Sh = WgShape<NP, R, S>;
   CUtensorMap map_a, map_w;
   if (const int e = cuda::EncodeRowMajor2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g.a, g.m, g.k, NP, 64,
-                              CU_TENSOR_MAP_SWIZZLE_128B);
+                                           CU_TENSOR_MAP_SWIZZLE_128B);
       e != 0)
     return e;
-  if (const int e = cuda::EncodeRowMajor2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, g.w, g.n, g.k / kW4PerWord, Sh::kRows, 16,
-                              CU_TENSOR_MAP_SWIZZLE_64B);
+  if (const int e = cuda::EncodeRowMajor2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, g.w, g.n, g.k / kW4PerWord,
+                                           Sh::kRows, 16, CU_TENSOR_MAP_SWIZZLE_64B);
       e != 0)
     return e;
   const void* kernel = reinterpret_cast<const void*>(&W4a16Wgmma<NP, R, S>);
@@ -314,9 +315,20 @@ int LaunchWgmma(const W4Args& g, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(split.splits));
   W4a16Wgmma<NP, R, S><<<grid, kThreads, Sh::kSmem, s>>>(
       map_a, map_w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c),
-      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(split.per), split.part, split.counters);
+      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(split.per), split.part,
+      split.counters);
   KB_LAUNCH_CHECK();
   return 0;
+}
+
+// f(std::integral_constant<int, NP>) with NP, the wgmma's n: M padded to 8, 16, 32, 64 or 128.
+template <typename F>
+auto WithWidth(int64_t m, F&& f) {
+  if (m <= 8) return f(std::integral_constant<int, 8>{});
+  if (m <= 16) return f(std::integral_constant<int, 16>{});
+  if (m <= 32) return f(std::integral_constant<int, 32>{});
+  if (m <= 64) return f(std::integral_constant<int, 64>{});
+  return f(std::integral_constant<int, 128>{});  // 40 KB a stage: one block an SM
 }
 
 int RunV5(const Problem& p, std::span<const Tensor> t, void* stream) {
@@ -326,11 +338,7 @@ int RunV5(const Problem& p, std::span<const Tensor> t, void* stream) {
   if (HandleDegenerate(g, s, &rc)) return rc;
   if (g.k % kW4Group != 0 || g.m > 128) return static_cast<int>(cudaErrorInvalidValue);  // SKIPPED by SkipV5
   if (!cuda::Aligned16(g.a) || !cuda::Aligned16(g.w)) return LaunchW4DequantThenGemm(g, s);
-  if (g.m <= 8) return LaunchWgmma<8, 1, kStages>(g, s);
-  if (g.m <= 16) return LaunchWgmma<16, 1, kStages>(g, s);
-  if (g.m <= 32) return LaunchWgmma<32, 1, kStages>(g, s);
-  if (g.m <= 64) return LaunchWgmma<64, 1, kStages>(g, s);
-  return LaunchWgmma<128, 1, kStages>(g, s);  // 40 KB a stage: one block an SM
+  return WithWidth(g.m, [&](auto np) { return LaunchWgmma<np.value, 1, kStages>(g, s); });
 }
 
 std::string SkipV5(const Problem& p) {
@@ -345,18 +353,13 @@ std::string SkipV5(const Problem& p) {
   return "";
 }
 
-template <int NP>
-LaunchInfo LaunchOf(const char* name) {
-  return {name, reinterpret_cast<const void*>(&W4a16Wgmma<NP, 1, kStages>), kThreads, WgShape<NP, 1, kStages>::kSmem};
-}
-
 std::vector<LaunchInfo> LaunchesV5(const Problem& p) {
-  const int64_t m = p.dim("M");
-  if (m <= 8) return {LaunchOf<8>("W4a16Wgmma<n8>")};
-  if (m <= 16) return {LaunchOf<16>("W4a16Wgmma<n16>")};
-  if (m <= 32) return {LaunchOf<32>("W4a16Wgmma<n32>")};
-  if (m <= 64) return {LaunchOf<64>("W4a16Wgmma<n64>")};
-  return {LaunchOf<128>("W4a16Wgmma<n128>")};
+  return WithWidth(p.dim("M"), [](auto np) {
+    constexpr int kNp = np.value;
+    return std::vector<LaunchInfo>{{"W4a16Wgmma<n" + std::to_string(kNp) + ">",
+                                    reinterpret_cast<const void*>(&W4a16Wgmma<kNp, 1, kStages>), kThreads,
+                                    WgShape<kNp, 1, kStages>::kSmem}};
+  });
 }
 
 }  // namespace
