@@ -16,6 +16,7 @@ std::string TritonType(kernels::Dtype d) {
     case kernels::Dtype::kF16: return "fp16";
     case kernels::Dtype::kI32: return "i32";
     case kernels::Dtype::kU8: return "u8";
+    case kernels::Dtype::kFP8E4M3: return "fp8e4nv";
     default: return "";
   }
 }

@@ -9,7 +9,12 @@
 // rung teaches).
 #include "quant/rmsnorm_fp8_quant/rmsnorm_fp8_quant.h"
 
+#include "core/triton_rung.h"
 #include "quant/common/quant_inputs.h"
+
+namespace kbench::kernels::embedded {
+extern const char rmsnorm_fp8_quant_triton_py[];  // rmsnorm_fp8_quant_triton.py beside this file
+}  // namespace kbench::kernels::embedded
 
 namespace kbench::kernels {
 
@@ -69,6 +74,10 @@ OpDef MakeRmsnormFp8QuantOp() {
   AddRmsnormFp8QuantCpuVariants(op);
 #ifdef KBENCH_HAVE_CUDA
   AddRmsnormFp8QuantCudaVariants(op);
+  AddTritonRung(op, {.name = "triton_rmsnorm_fp8_quant",
+                     .description = "Triton: one program per row, the row and weight in registers, one fused reduction",
+                     .source = embedded::rmsnorm_fp8_quant_triton_py,
+                     .dtypes = {Dtype::kBF16}});
 #endif
   return op;
 }

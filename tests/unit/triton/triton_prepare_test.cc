@@ -104,14 +104,22 @@ TEST(TritonPrepare, ParamsFollowTheContract) {
   params = TritonParamsFor(op, Problem(op, {8192, 4096}, kernels::Dtype::kF32));
   EXPECT_EQ(params[2].type, "*fp32");
   EXPECT_TRUE(params[4].div16);
+  std::vector<std::string> types;
   const kernels::OpDef& sum = Op("reduce_sum");  // a fixed f32 output
   params = TritonParamsFor(sum, Problem(sum, std::vector<int64_t>(sum.dims.size(), 64), kernels::Dtype::kBF16));
   EXPECT_EQ(params[0].type, "*bf16");
   EXPECT_EQ(params[1].type, "*fp32");
+  // An E4M3 output is Triton's float8e4nv, so a kernel can store `.to(tl.float8e4nv)` into it.
+  const kernels::OpDef& quant = Op("rmsnorm_fp8_quant");
+  params = TritonParamsFor(quant, Problem(quant, {64, 512}, kernels::Dtype::kBF16));
+  types.clear();
+  for (const TritonParam& p : params) types.push_back(p.type);
+  EXPECT_EQ(types, (std::vector<std::string>{"*bf16", "*bf16", "*fp8e4nv", "*fp32", "i64", "i64"}));
   // An op without a CUDA launch rule still has the contract's order: attention's tensors, then dims.
   const kernels::OpDef& attention = Op("attention");
   params = TritonParamsFor(attention, kernels::MakeProblem(attention, {2, 8, 2, 100, 333, 64}, kernels::Dtype::kF16, {"causal"}));
-  std::vector<std::string> names, types;
+  std::vector<std::string> names;
+  types.clear();
   for (const TritonParam& p : params) names.push_back(p.name), types.push_back(p.type);
   EXPECT_EQ(names, (std::vector<std::string>{"q", "k", "v", "o", "lse", "B", "H", "H_kv", "N_q", "N_kv", "d"}));
   EXPECT_EQ(types, (std::vector<std::string>{"*fp16", "*fp16", "*fp16", "*fp16", "*fp32", "i64", "i64", "i64", "i64", "i64", "i64"}));
@@ -175,7 +183,7 @@ TEST(TritonRungs, RegisteredWithReadableDescriptions) {
       EXPECT_TRUE(ResolveTritonLaunch(*l, c, op->presets[0].problems[0], op->flags).ok());
   }
   EXPECT_EQ(found, (std::set<std::string>{"triton_vector_add", "triton_rmsnorm", "triton_softmax", "triton_layernorm",
-                                          "triton_gemm", "triton_attention"}));
+                                          "triton_gemm", "triton_attention", "triton_rmsnorm_fp8_quant"}));
 }
 
 // The attention rung's description: causal reaches the kernel as the constexpr CAUSAL, d as
