@@ -11,7 +11,9 @@
 //     bf16 rung's 64x256.
 //   - Block scales (fp8_gemm_block, DeepSeek-V3's recipe): the promotion multiplies each 128-k tile's
 //     partial sums by scale_a of its row and k block times scale_b of its 128x128 weight block, so
-//     they cost an FMA instead of an add a k tile and three scalar loads, issued a k tile ahead.
+//     they cost an FMA instead of an add a k tile. The consumer's k loop is then latency-bound (it
+//     waits for its wgmmas, then promotes), so its scale loads and descriptors are kept off the
+//     critical path (the loop's comments say how).
 //   - The epilogue multiplies by scale_a * scale_b (read once from the device scalars) before
 //     rounding to bf16; it goes out through 64x64 swizzled shared-memory boxes and TMA stores as in the
 //     bf16 rung.
@@ -19,9 +21,11 @@
 // Rungs:
 //   cuda_wgmma_fp8  block tile 128x128x128 (bytes of k = k), 6 stages of 32 KiB, 384 threads (a TMA
 //                   producer warpgroup and 2 consumers of 64x128), persistent over tiles grouped by 16
-//                   tile rows. TMA zero-fills the edges (M = 1, N = 2112, K tails); its 16-byte row
-//                   strides need K % 16 == 0 and N % 8 == 0 (skip_reason says so otherwise) and offset
-//                   views run cuda_v1_simt.
+//                   tile rows. With block scales, two partial-sum sets and k tiles in pairs: the first
+//                   promoted while the second's wgmmas run (H200, 4096x2112x7168: 137.3 us against
+//                   156.4 with one set and 159.1 for the 128x256 tile). TMA zero-fills the edges
+//                   (M = 1, N = 2112, K tails); its 16-byte row strides need K % 16 == 0 and N % 8 == 0
+//                   (skip_reason says so otherwise) and offset views run cuda_v1_simt.
 //   cuda_wgmma_fp8_n256  block tile 128x256x128, 4 stages of 48 KiB: each consumer (64 x 256) runs the
 //                   k tile as two 128-column halves through the same 64 partial-sum registers,
 //                   promoting each; half the tiles, half the A traffic per FLOP of the 128x128 rung.
@@ -128,7 +132,8 @@ __device__ __forceinline__ void Pin(float (&d)[64]) {
 
 // Shared memory (base rounded up to 1024): stage s holds A at s*32K and B at s*32K + 16K; consumer c's
 // two C boxes follow the stages; then kStages "full" and kStages "empty" mbarriers.
-template <int kHalves, bool kPair>
+// kPair: per-tensor scales promoted every 256 k (128x256 tile); kBlockScaled: fp8_gemm_block's loops.
+template <int kHalves, bool kPair, bool kBlockScaled>
 __global__ void __launch_bounds__(kThreads, 1)
     Fp8GemmWgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
                  const __grid_constant__ CUtensorMap tma_c, const float* __restrict__ scale_a,
@@ -145,8 +150,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles_m = (m + kBM - 1) / kBM, tiles_n = (n + kBN - 1) / kBN;
   const int tiles = tiles_m * tiles_n;
   int k_tiles = (k + kBK - 1) / kBK;
-  if constexpr (kPair) k_tiles += k_tiles % 2;  // one more k tile wholly past K, zero-filled by TMA
-  const int wg = threadIdx.x / 128;
+  // One more k tile wholly past K (zero-filled by TMA) where k tiles go in pairs: per-tensor scales
+  // promoted every 256 k, and the block-scaled 128x128 tile's two partial-sum sets.
+  if constexpr (kPair || (kBlockScaled && kHalves == 1)) k_tiles += k_tiles % 2;
+  // Warp-uniform as far as ptxas can tell (a shuffle from lane 0), so what derives from it (the
+  // consumer's shared-memory offsets, its wgmma descriptors) stays in uniform registers.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -188,9 +197,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int n_blocks = (n + 127) / 128;
     float acc[64 * kHalves], part[64];
     // Block scales of one k tile for this thread's two rows and the tile's kHalves weight blocks
-    // (clamped to the last row and block: those outputs are never stored). Loaded one k tile ahead:
-    // loaded after the wgmmas that need them, their global round trip sat between every k tile's math
-    // and its promotion, about as long as the math itself.
+    // (clamped to the last row and block: those outputs are never stored), loaded one k tile ahead:
+    // the form the block-scaled loops had before the kBlockScaled ones below. Block problems no
+    // longer reach it (the launcher picks kBlockScaled for them); the per-tile load below still runs
+    // in every instantiation, unused in the kBlockScaled ones, because the measured SASS of those
+    // kernels includes it (GEMM_README.md: removing it reschedules their loops, not yet re-timed).
     struct Scales {
       float a0, a1, b[kHalves];
     };
@@ -249,8 +260,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase = stage2 + 1 == kStages ? phase2 ^ 1 : phase2;
         }
       } else {
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          if (k_blocks > 0 && kt + 1 < k_tiles) load_scales(tm, tn, kt + 1, next);
+        // One k tile: wait for its stage, its wgmmas, promote with its scales, free the stage.
+        const auto k_tile = [&](const Scales& sc) {
           ptx::MbarWait(full_bar + 8 * stage, phase);
           __syncwarp();
           const uint32_t sa = base + stage * kStageBytes + consumer * (64 * 128);
@@ -271,7 +282,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
             float* dst = acc + 64 * h;
             if (k_blocks > 0) {
-              const float s0 = cur.a0 * cur.b[h], s1 = cur.a1 * cur.b[h];
+              const float s0 = sc.a0 * sc.b[h], s1 = sc.a1 * sc.b[h];
 #pragma unroll
               for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
             } else {
@@ -280,7 +291,147 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           }
           if (++stage == kStages) stage = 0, phase ^= 1;
-          cur = next;
+        };
+        if constexpr (kBlockScaled) {
+          // fp8_gemm_block (the launcher picks this form for k_blocks > 0). The consumer's k loop
+          // is latency-bound, so every instruction in it counts: wgmma descriptors are one base a
+          // consumer plus a stage offset (addresses < 256 KB: the 14-bit start field never carries),
+          // A's scale pointers step by m a k tile, and B's scales of 32 k tiles are held one a lane
+          // and shuffled out (a uniform load would be moved to a uniform register right where it
+          // is loaded, stalling the loop on its round trip).
+          const uint64_t desc_a0 = ptx::DescKMajorSw128(base + consumer * (64 * 128));
+          const uint64_t desc_b0 = ptx::DescKMajorSw128(base + kABytes);
+          const int row = tm * kBM + consumer * 64 + r0;
+          const float* pa0 = scale_a + min(row, m - 1);
+          const float* pa1 = scale_a + min(row + 8, m - 1);
+          const float* pb[kHalves];
+          float bl[kHalves], nbl[kHalves];
+#pragma unroll
+          for (int h = 0; h < kHalves; ++h) {
+            pb[h] = scale_b + static_cast<int64_t>(min(tn * kHalves + h, n_blocks - 1)) * k_blocks;
+            // Indices clamped rather than loads predicated: a predicated load's default makes the
+            // register's next use wait for the load wherever it is.
+            bl[h] = __ldg(pb[h] + min(lane, k_blocks - 1));
+            nbl[h] = __ldg(pb[h] + min(32 + lane, k_blocks - 1));
+          }
+          // B's scale of k tile kt (the lane-held chunk; the next chunk swapped in after its last).
+          const auto b_scale = [&](int kt, int h) {
+            const float b = __shfl_sync(0xffffffffu, bl[h], kt & 31);
+            if ((kt & 31) == 31) {
+              bl[h] = nbl[h];
+              nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));
+            }
+            return b;
+          };
+          if constexpr (kHalves == 1) {
+            // 128x128: two partial-sum sets (acc 64 + 2 x 64 registers), so k tile kt + 1's wgmmas
+            // run while kt's partial sums are promoted (wgmma.wait_group 1). The sets are named
+            // statically (the loop unrolled by two): ptxas serializes wgmmas whose accumulators it
+            // cannot tell apart from registers being read.
+            float part2[64];
+            int rstage = stage;  // the stage the next promotion releases
+            uint32_t rphase = phase;
+            const auto issue = [&](float(&p)[64]) {
+              ptx::MbarWait(full_bar + 8 * stage, phase);
+              __syncwarp();
+              const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
+              Pin(p);
+              ptx::WgmmaFence();
+#pragma unroll
+              for (int kk = 0; kk < kBK / 32; ++kk)
+                WgmmaM64N128K32E4m3(p, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
+              ptx::WgmmaCommit();
+              if (++stage == kStages) stage = 0, phase ^= 1;
+            };
+            const auto promote = [&](float(&p)[64], int kt, float a0, float a1) {
+              Pin(p);
+              if (lane == 0) ptx::MbarArrive(empty_bar + 8 * rstage);
+              if (++rstage == kStages) rstage = 0, rphase ^= 1;
+              const float b = b_scale(kt, 0);
+              const float s0 = a0 * b, s1 = a1 * b;
+#pragma unroll
+              for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, p[i], acc[i]);
+            };
+            // k_tiles is even (above). A pair of k tiles a step: both issued, the first promoted
+            // under the second's wgmmas, the second after it. Nothing is in flight across the loop's
+            // back edge: ptxas serializes every wgmma of a loop that carries one in flight into the
+            // next iteration (C7514), though straight-line code with the same sets compiles
+            // overlapped. A's scales in two renamed sets as in the 128x256 loop; the padded tile
+            // past K has partial sums of zero and reuses the last block's (finite) scales.
+            const int64_t step = m;
+            const auto bump = [&](int kt) {
+              if (kt < k_blocks) pa0 += step, pa1 += step;
+            };
+            float x0 = __ldg(pa0), x1 = __ldg(pa1);
+            for (int kt = 0; kt < k_tiles; kt += 2) {
+              bump(kt + 1);
+              const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+              issue(part);
+              issue(part2);
+              ptx::WgmmaWait<1>();
+              promote(part, kt, x0, x1);
+              bump(kt + 2);
+              x0 = __ldg(pa0), x1 = __ldg(pa1);
+              ptx::WgmmaWait<0>();
+              promote(part2, kt + 1, y0, y1);
+            }
+          } else {
+          // One k tile with A's scales (a0, a1) of its two rows.
+          const auto k_tile = [&](int kt, float a0, float a1) {
+            float b[kHalves];
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) b[h] = __shfl_sync(0xffffffffu, bl[h], kt & 31);
+            if ((kt & 31) == 31) {
+#pragma unroll
+              for (int h = 0; h < kHalves; ++h) {
+                bl[h] = nbl[h];
+                nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));  // the chunk after bl's
+              }
+            }
+            ptx::MbarWait(full_bar + 8 * stage, phase);
+            __syncwarp();
+            const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) {
+              Pin(part);
+              ptx::WgmmaFence();
+#pragma unroll
+              for (int kk = 0; kk < kBK / 32; ++kk)
+                WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk, desc_b0 + doff + h * (kHalfBytes >> 4) + 2 * kk, kk);
+              ptx::WgmmaCommit();
+              ptx::WgmmaWait<0>();
+              Pin(part);
+              if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+              const float s0 = a0 * b[h], s1 = a1 * b[h];
+              float* dst = acc + 64 * h;
+#pragma unroll
+              for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
+            }
+            if (++stage == kStages) stage = 0, phase ^= 1;
+          };
+          // Two sets of A's scales, the loop unrolled by two, so a load is never copied: a copy makes
+          // the loop wait for the load where the copy is scheduled, often right after it.
+          const int64_t step = m;
+          const auto bump = [&](int kt) {  // pa0, pa1 to k tile min(kt, k_tiles - 1)
+            if (kt < k_tiles) pa0 += step, pa1 += step;
+          };
+          float x0 = __ldg(pa0), x1 = __ldg(pa1);
+          for (int kt = 0; kt < k_tiles; kt += 2) {
+            bump(kt + 1);
+            const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+            k_tile(kt, x0, x1);
+            if (kt + 1 >= k_tiles) break;
+            bump(kt + 2);
+            x0 = __ldg(pa0), x1 = __ldg(pa1);
+            k_tile(kt + 1, y0, y1);
+          }
+          }
+        } else {
+          for (int kt = 0; kt < k_tiles; ++kt) {
+            if (k_blocks > 0 && kt + 1 < k_tiles) load_scales(tm, tn, kt + 1, next);
+            k_tile(cur);
+            cur = next;
+          }
         }
       }
       const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
@@ -335,9 +486,7 @@ int RunWgmma(const Problem& p, std::span<const Tensor> t, void* stream) {
   const int64_t tiles = cuda::CeilDiv(g.m, kBM) * cuda::CeilDiv(g.n, kBN);
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, sms));
   // Per-tensor scales on the 128x256 tile: promoted every 256 k (block scales change every 128).
-  auto kernel = &Fp8GemmWgmma<kHalves, false>;
-  if constexpr (kHalves == 2)
-    if (g.k_blocks == 0) kernel = &Fp8GemmWgmma<2, true>;
+  auto kernel = g.k_blocks > 0 ? &Fp8GemmWgmma<kHalves, false, true> : &Fp8GemmWgmma<kHalves, kHalves == 2, false>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmemBytes));
   kernel<<<grid, kThreads, kSmemBytes, s>>>(map_a, map_b, map_c, g.scale_a, g.scale_b, static_cast<int>(g.m),
                                             static_cast<int>(g.n), static_cast<int>(g.k),
@@ -361,18 +510,25 @@ std::string SkipWgmma(const Problem& p) {
   return "";
 }
 
-std::vector<LaunchInfo> LaunchesWgmma(const Problem&) {
-  return {
-      {"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1, false>, kThreads, Tile<1>::kSmemBytes}};
+// fp8_gemm_block's problems have the dim K_blocks.
+bool IsBlockScaled(const Problem& p) {
+  return std::any_of(p.dims.begin(), p.dims.end(), [](const auto& d) { return d.first == "K_blocks"; });
 }
 
-// fp8_gemm_block's problems have the dim K_blocks; fp8_gemm's (per-tensor) take the 256-k promotion.
+std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
+  if (IsBlockScaled(p))
+    return {{"Fp8GemmWgmma<128x128x128,6 stages,block scales,k tiles in pairs>", (const void*)&Fp8GemmWgmma<1, false, true>,
+             kThreads, Tile<1>::kSmemBytes}};
+  return {{"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1, false, false>, kThreads,
+           Tile<1>::kSmemBytes}};
+}
+
+// fp8_gemm's (per-tensor) problems take the 256-k promotion.
 std::vector<LaunchInfo> LaunchesWgmmaN256(const Problem& p) {
-  const bool block = std::any_of(p.dims.begin(), p.dims.end(), [](const auto& d) { return d.first == "K_blocks"; });
-  if (block)
-    return {{"Fp8GemmWgmma<128x256x128,4 stages,promoted per 128 k>", (const void*)&Fp8GemmWgmma<2, false>, kThreads,
-             Tile<2>::kSmemBytes}};
-  return {{"Fp8GemmWgmma<128x256x128,4 stages,promoted per 256 k>", (const void*)&Fp8GemmWgmma<2, true>, kThreads,
+  if (IsBlockScaled(p))
+    return {{"Fp8GemmWgmma<128x256x128,4 stages,block scales per 128 k>", (const void*)&Fp8GemmWgmma<2, false, true>,
+             kThreads, Tile<2>::kSmemBytes}};
+  return {{"Fp8GemmWgmma<128x256x128,4 stages,promoted per 256 k>", (const void*)&Fp8GemmWgmma<2, true, false>, kThreads,
            Tile<2>::kSmemBytes}};
 }
 
