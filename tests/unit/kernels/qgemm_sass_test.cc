@@ -3,7 +3,8 @@
 // ladder: `cuobjdump --dump-sass` split per architecture and kernel, then
 //   - sm_90a Fp8GemmWgmma issues FP8 warpgroup MMAs: a GMMA instruction with E4M3 operands (the
 //     disassembler spells the 8-bit form QGMMA.64x128x32.F32.E4M3.E4M3; a kernel that fell back to
-//     its empty stub, or to bf16, has none), TMA loads and stores, and no local-memory spills;
+//     its empty stub, or to bf16, has none), TMA loads and stores, and no local-memory spills; its
+//     wgmmas are not serialized, and the block-scaled 128x128 kernel waits with one group in flight;
 //   - GemvMagic (cuda_v3_gemv_magic) dequantizes with LOP3 into bf16 pairs and subtracts the zero
 //     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
 //   - GemvMma* (cuda_v4_mma_gemv: GemvMmaT, the register-fed template, and GemvMmaSmemA, A staged in
@@ -12,6 +13,7 @@
 //     registers and TMA loads, without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the
 // environment override them, for a bundle).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -115,6 +117,32 @@ TEST(QgemmSass, WgmmaFp8KernelIssuesE4m3WarpgroupMmas) {
     EXPECT_NE(text.find("UTMASTG"), std::string::npos) << fn;
     ExpectNoSpills(fn, text);
   }
+}
+
+// Longest run of GMMA instructions with no wait on the warpgroup's MMAs between them. ptxas
+// serializes wgmmas it cannot prove safe (warning C7514) by waiting after each one: a run of 1.
+int LongestGmmaRun(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int run = 0, longest = 0;
+  while (std::getline(in, line)) {
+    if (line.find("GMMA.") != std::string::npos) longest = std::max(longest, ++run);
+    if (line.find("WARPGROUP.DEPBAR") != std::string::npos) run = 0;
+  }
+  return longest;
+}
+
+// Every FP8 kernel issues a k tile's four wgmmas back to back; the block-scaled 128x128 kernel
+// (template <1, false, true>) keeps one group in flight while it promotes the other
+// (wgmma.wait_group 1), which a loop that carries a group across its back edge loses to C7514.
+TEST(QgemmSass, Fp8WgmmasAreNotSerialized) {
+  for (const auto& [fn, text] : Kernels("sm_90a", "Fp8GemmWgmma")) {
+    EXPECT_GE(LongestGmmaRun(text), 4) << fn << ": wgmmas serialized (a wait after each)";
+    if (fn.find("Fp8GemmWgmmaILi1ELb0ELb1E") != std::string::npos)
+      EXPECT_NE(text.find("WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos)
+          << fn << ": no wait that leaves one wgmma group in flight";
+  }
+  EXPECT_EQ(Kernels("sm_90a", "Fp8GemmWgmmaILi1ELb0ELb1E").size(), 1u);  // the pairs kernel is built
 }
 
 TEST(QgemmSass, MagicGemvDequantizesWithLop3AndPackedBf16) {
