@@ -330,7 +330,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             // cannot tell apart from registers being read.
             float part2[64];
             int rstage = stage;  // the stage the next promotion releases
-            uint32_t rphase = phase;
             const auto issue = [&](float(&p)[64]) {
               ptx::MbarWait(full_bar + 8 * stage, phase);
               __syncwarp();
@@ -346,7 +345,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const auto promote = [&](float(&p)[64], int kt, float a0, float a1) {
               Pin(p);
               if (lane == 0) ptx::MbarArrive(empty_bar + 8 * rstage);
-              if (++rstage == kStages) rstage = 0, rphase ^= 1;
+              if (++rstage == kStages) rstage = 0;
               const float b = b_scale(kt, 0);
               const float s0 = a0 * b, s1 = a1 * b;
 #pragma unroll
@@ -376,55 +375,56 @@ __global__ void __launch_bounds__(kThreads, 1)
               promote(part2, kt + 1, y0, y1);
             }
           } else {
-          // One k tile with A's scales (a0, a1) of its two rows.
-          const auto k_tile = [&](int kt, float a0, float a1) {
-            float b[kHalves];
+            // One k tile with A's scales (a0, a1) of its two rows.
+            const auto k_tile = [&](int kt, float a0, float a1) {
+              float b[kHalves];
 #pragma unroll
-            for (int h = 0; h < kHalves; ++h) b[h] = __shfl_sync(0xffffffffu, bl[h], kt & 31);
-            if ((kt & 31) == 31) {
+              for (int h = 0; h < kHalves; ++h) b[h] = __shfl_sync(0xffffffffu, bl[h], kt & 31);
+              if ((kt & 31) == 31) {
+#pragma unroll
+                for (int h = 0; h < kHalves; ++h) {
+                  bl[h] = nbl[h];
+                  nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));  // the chunk after bl's
+                }
+              }
+              ptx::MbarWait(full_bar + 8 * stage, phase);
+              __syncwarp();
+              const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
 #pragma unroll
               for (int h = 0; h < kHalves; ++h) {
-                bl[h] = nbl[h];
-                nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));  // the chunk after bl's
+                Pin(part);
+                ptx::WgmmaFence();
+#pragma unroll
+                for (int kk = 0; kk < kBK / 32; ++kk)
+                  WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk,
+                                      desc_b0 + doff + h * (kHalfBytes >> 4) + 2 * kk, kk);
+                ptx::WgmmaCommit();
+                ptx::WgmmaWait<0>();
+                Pin(part);
+                if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+                const float s0 = a0 * b[h], s1 = a1 * b[h];
+                float* dst = acc + 64 * h;
+#pragma unroll
+                for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
               }
+              if (++stage == kStages) stage = 0, phase ^= 1;
+            };
+            // Two sets of A's scales, the loop unrolled by two, so a load is never copied: a copy makes
+            // the loop wait for the load where the copy is scheduled, often right after it.
+            const int64_t step = m;
+            const auto bump = [&](int kt) {  // pa0, pa1 to k block min(kt, k_tiles - 1)
+              if (kt < k_tiles) pa0 += step, pa1 += step;
+            };
+            float x0 = __ldg(pa0), x1 = __ldg(pa1);
+            for (int kt = 0; kt < k_tiles; kt += 2) {
+              bump(kt + 1);
+              const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+              k_tile(kt, x0, x1);
+              if (kt + 1 >= k_tiles) break;
+              bump(kt + 2);
+              x0 = __ldg(pa0), x1 = __ldg(pa1);
+              k_tile(kt + 1, y0, y1);
             }
-            ptx::MbarWait(full_bar + 8 * stage, phase);
-            __syncwarp();
-            const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
-#pragma unroll
-            for (int h = 0; h < kHalves; ++h) {
-              Pin(part);
-              ptx::WgmmaFence();
-#pragma unroll
-              for (int kk = 0; kk < kBK / 32; ++kk)
-                WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk, desc_b0 + doff + h * (kHalfBytes >> 4) + 2 * kk, kk);
-              ptx::WgmmaCommit();
-              ptx::WgmmaWait<0>();
-              Pin(part);
-              if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
-              const float s0 = a0 * b[h], s1 = a1 * b[h];
-              float* dst = acc + 64 * h;
-#pragma unroll
-              for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
-            }
-            if (++stage == kStages) stage = 0, phase ^= 1;
-          };
-          // Two sets of A's scales, the loop unrolled by two, so a load is never copied: a copy makes
-          // the loop wait for the load where the copy is scheduled, often right after it.
-          const int64_t step = m;
-          const auto bump = [&](int kt) {  // pa0, pa1 to k tile min(kt, k_tiles - 1)
-            if (kt < k_tiles) pa0 += step, pa1 += step;
-          };
-          float x0 = __ldg(pa0), x1 = __ldg(pa1);
-          for (int kt = 0; kt < k_tiles; kt += 2) {
-            bump(kt + 1);
-            const float y0 = __ldg(pa0), y1 = __ldg(pa1);
-            k_tile(kt, x0, x1);
-            if (kt + 1 >= k_tiles) break;
-            bump(kt + 2);
-            x0 = __ldg(pa0), x1 = __ldg(pa1);
-            k_tile(kt + 1, y0, y1);
-          }
           }
         } else {
           for (int kt = 0; kt < k_tiles; ++kt) {
@@ -517,8 +517,8 @@ bool IsBlockScaled(const Problem& p) {
 
 std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
   if (IsBlockScaled(p))
-    return {{"Fp8GemmWgmma<128x128x128,6 stages,block scales,k tiles in pairs>", (const void*)&Fp8GemmWgmma<1, false, true>,
-             kThreads, Tile<1>::kSmemBytes}};
+    return {{"Fp8GemmWgmma<128x128x128,6 stages,block scales,k tiles in pairs>",
+             (const void*)&Fp8GemmWgmma<1, false, true>, kThreads, Tile<1>::kSmemBytes}};
   return {{"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1, false, false>, kThreads,
            Tile<1>::kSmemBytes}};
 }
@@ -526,10 +526,10 @@ std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
 // fp8_gemm's (per-tensor) problems take the 256-k promotion.
 std::vector<LaunchInfo> LaunchesWgmmaN256(const Problem& p) {
   if (IsBlockScaled(p))
-    return {{"Fp8GemmWgmma<128x256x128,4 stages,block scales per 128 k>", (const void*)&Fp8GemmWgmma<2, false, true>,
-             kThreads, Tile<2>::kSmemBytes}};
-  return {{"Fp8GemmWgmma<128x256x128,4 stages,promoted per 256 k>", (const void*)&Fp8GemmWgmma<2, true, false>, kThreads,
-           Tile<2>::kSmemBytes}};
+    return {{"Fp8GemmWgmma<128x256x128,4 stages,block scales per 128 k>",
+             (const void*)&Fp8GemmWgmma<2, false, true>, kThreads, Tile<2>::kSmemBytes}};
+  return {{"Fp8GemmWgmma<128x256x128,4 stages,promoted per 256 k>", (const void*)&Fp8GemmWgmma<2, true, false>,
+           kThreads, Tile<2>::kSmemBytes}};
 }
 
 }  // namespace

@@ -104,7 +104,6 @@ TEST(TritonPrepare, ParamsFollowTheContract) {
   params = TritonParamsFor(op, Problem(op, {8192, 4096}, kernels::Dtype::kF32));
   EXPECT_EQ(params[2].type, "*fp32");
   EXPECT_TRUE(params[4].div16);
-  std::vector<std::string> types;
   const kernels::OpDef& sum = Op("reduce_sum");  // a fixed f32 output
   params = TritonParamsFor(sum, Problem(sum, std::vector<int64_t>(sum.dims.size(), 64), kernels::Dtype::kBF16));
   EXPECT_EQ(params[0].type, "*bf16");
@@ -112,7 +111,7 @@ TEST(TritonPrepare, ParamsFollowTheContract) {
   // An E4M3 output is Triton's float8e4nv, so a kernel can store `.to(tl.float8e4nv)` into it.
   const kernels::OpDef& quant = Op("rmsnorm_fp8_quant");
   params = TritonParamsFor(quant, Problem(quant, {64, 512}, kernels::Dtype::kBF16));
-  types.clear();
+  std::vector<std::string> types;
   for (const TritonParam& p : params) types.push_back(p.type);
   EXPECT_EQ(types, (std::vector<std::string>{"*bf16", "*bf16", "*fp8e4nv", "*fp32", "i64", "i64"}));
   // An op without a CUDA launch rule still has the contract's order: attention's tensors, then dims.
