@@ -192,37 +192,139 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Per-tensor: one factor in the epilogue. Block scales (k_blocks > 0): each k tile's partial sums
     // are promoted with scale_a of their row and 128-k block times scale_b of the tile's 128x128
     // block (the block tile is exactly one 128-column block of B), and the epilogue multiplies by 1.
-    const float scale = k_blocks > 0 ? 1.0f : *scale_a * *scale_b;
+    const float scale = kBlockScaled ? 1.0f : *scale_a * *scale_b;
     const int r0 = warp * 16 + lane / 4;  // and r0 + 8: this thread's accumulator rows in its 64
     const int n_blocks = (n + 127) / 128;
     float acc[64 * kHalves], part[64];
-    // Block scales of one k tile for this thread's two rows and the tile's kHalves weight blocks
-    // (clamped to the last row and block: those outputs are never stored), loaded one k tile ahead:
-    // the form the block-scaled loops had before the kBlockScaled ones below. Block problems no
-    // longer reach it (the launcher picks kBlockScaled for them); the per-tile load below still runs
-    // in every instantiation, unused in the kBlockScaled ones, because the measured SASS of those
-    // kernels includes it (GEMM_README.md: removing it reschedules their loops, not yet re-timed).
-    struct Scales {
-      float a0, a1, b[kHalves];
-    };
-    const auto load_scales = [&](int tm, int tn, int kt, Scales& sc) {
-      const int row = tm * kBM + consumer * 64 + r0;
-      sc.a0 = __ldg(scale_a + static_cast<int64_t>(kt) * m + min(row, m - 1));
-      sc.a1 = __ldg(scale_a + static_cast<int64_t>(kt) * m + min(row + 8, m - 1));
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h)
-        sc.b[h] = __ldg(scale_b + static_cast<int64_t>(min(tn * kHalves + h, n_blocks - 1)) * k_blocks + kt);
-    };
     int stage = 0;
     uint32_t phase = 0;
+    // The block-scaled loops are latency-bound (a consumer waits for its wgmmas, then promotes), so
+    // every instruction in them counts: wgmma descriptors are one base a consumer plus a stage
+    // offset (shared addresses < 256 KB: the 14-bit start field never carries into the next).
+    const uint64_t desc_a0 = ptx::DescKMajorSw128(base + consumer * (64 * 128));
+    const uint64_t desc_b0 = ptx::DescKMajorSw128(base + kABytes);
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       TileOf(tile, tiles_m, tiles_n, &tm, &tn);
 #pragma unroll
       for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
-      Scales cur{}, next{};
-      if (k_blocks > 0) load_scales(tm, tn, 0, cur);
-      if constexpr (kPair) {
+      if constexpr (kBlockScaled) {
+        // Scales of this thread's two rows (clamped to the last row and block: those outputs are
+        // never stored). A's: pointers stepped by m a k tile, loaded a k tile ahead into two renamed
+        // sets (the loops go by pairs of k tiles), since copying a loaded register makes the loop
+        // wait for the load where the copy lands, often right after it. B's: 32 k tiles held one a
+        // lane and shuffled out, since a uniform load is moved into a uniform register right where
+        // it is loaded, stalling the loop on its round trip. Loads are clamped, never predicated: a
+        // predicated load's default also makes the next use wait. On the H200 these took 3-4% off
+        // the 128x256 rung's block-scaled time (GEMM_README.md).
+        const int row = tm * kBM + consumer * 64 + r0;
+        const float* pa0 = scale_a + min(row, m - 1);
+        const float* pa1 = scale_a + min(row + 8, m - 1);
+        const float* pb[kHalves];
+        float bl[kHalves], nbl[kHalves];
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h) {
+          pb[h] = scale_b + static_cast<int64_t>(min(tn * kHalves + h, n_blocks - 1)) * k_blocks;
+          bl[h] = __ldg(pb[h] + min(lane, k_blocks - 1));
+          nbl[h] = __ldg(pb[h] + min(32 + lane, k_blocks - 1));
+        }
+        // B's scale of k tile kt for block h; after a chunk's last k tile the next chunk moves in.
+        const auto b_scale = [&](int kt, int h) {
+          const float b = __shfl_sync(0xffffffffu, bl[h], kt & 31);
+          if ((kt & 31) == 31) {
+            bl[h] = nbl[h];
+            nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));
+          }
+          return b;
+        };
+        const int64_t step = m;
+        const auto bump = [&](int kt) {  // A's scale pointers to k block min(kt, k_blocks - 1)
+          if (kt < k_blocks) pa0 += step, pa1 += step;
+        };
+        if constexpr (kHalves == 1) {
+          // 128 x 128: two partial-sum sets (acc 64 + 2 x 64 registers), k tiles in pairs: both
+          // issued, the first promoted under the second's wgmmas (wgmma.wait_group 1), the second
+          // after them. Nothing is in flight across the loop's back edge: ptxas serializes every
+          // wgmma of a loop that carries one in flight into the next iteration (C7514), where
+          // straight-line code with the same sets compiles overlapped. k_tiles is even (above);
+          // the padded tile past K sums to zero and reuses the last block's (finite) scales.
+          float part2[64];
+          int rstage = stage;  // the stage the next promotion releases
+          const auto issue = [&](float(&p)[64]) {
+            ptx::MbarWait(full_bar + 8 * stage, phase);
+            __syncwarp();
+            const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
+            Pin(p);
+            ptx::WgmmaFence();
+#pragma unroll
+            for (int kk = 0; kk < kBK / 32; ++kk)
+              WgmmaM64N128K32E4m3(p, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
+            ptx::WgmmaCommit();
+            if (++stage == kStages) stage = 0, phase ^= 1;
+          };
+          const auto promote = [&](float(&p)[64], int kt, float a0, float a1) {
+            Pin(p);
+            if (lane == 0) ptx::MbarArrive(empty_bar + 8 * rstage);
+            if (++rstage == kStages) rstage = 0;
+            const float b = b_scale(kt, 0);
+            const float s0 = a0 * b, s1 = a1 * b;
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, p[i], acc[i]);
+          };
+          float x0 = __ldg(pa0), x1 = __ldg(pa1);
+          for (int kt = 0; kt < k_tiles; kt += 2) {
+            bump(kt + 1);
+            const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+            issue(part);
+            issue(part2);
+            ptx::WgmmaWait<1>();
+            promote(part, kt, x0, x1);
+            bump(kt + 2);
+            x0 = __ldg(pa0), x1 = __ldg(pa1);
+            ptx::WgmmaWait<0>();
+            promote(part2, kt + 1, y0, y1);
+          }
+        } else {
+          // 128 x 256: one partial-sum set (acc 128 + 64 registers), so each half of a k tile is
+          // waited for and promoted before the next is issued.
+          const auto k_tile = [&](int kt, float a0, float a1) {
+            float b[kHalves];
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) b[h] = b_scale(kt, h);
+            ptx::MbarWait(full_bar + 8 * stage, phase);
+            __syncwarp();
+            const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) {
+              Pin(part);
+              ptx::WgmmaFence();
+#pragma unroll
+              for (int kk = 0; kk < kBK / 32; ++kk)
+                WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk, desc_b0 + doff + h * (kHalfBytes >> 4) + 2 * kk,
+                                    kk);
+              ptx::WgmmaCommit();
+              ptx::WgmmaWait<0>();
+              Pin(part);
+              if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
+              const float s0 = a0 * b[h], s1 = a1 * b[h];
+              float* dst = acc + 64 * h;
+#pragma unroll
+              for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
+            }
+            if (++stage == kStages) stage = 0, phase ^= 1;
+          };
+          float x0 = __ldg(pa0), x1 = __ldg(pa1);
+          for (int kt = 0; kt < k_tiles; kt += 2) {
+            bump(kt + 1);
+            const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+            k_tile(kt, x0, x1);
+            if (kt + 1 >= k_tiles) break;
+            bump(kt + 2);
+            x0 = __ldg(pa0), x1 = __ldg(pa1);
+            k_tile(kt + 1, y0, y1);
+          }
+        }
+      } else if constexpr (kPair) {
         // Per-tensor: two k tiles (256 k) summed by the tensor cores before each promotion, so a
         // consumer issues 8 wgmmas a wait instead of 4 and promotes half as often (k_tiles is even).
         for (int kt = 0; kt < k_tiles; kt += 2) {
@@ -260,8 +362,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase = stage2 + 1 == kStages ? phase2 ^ 1 : phase2;
         }
       } else {
-        // One k tile: wait for its stage, its wgmmas, promote with its scales, free the stage.
-        const auto k_tile = [&](const Scales& sc) {
+        // Per-tensor, 128 x 128: one k tile a promotion.
+        for (int kt = 0; kt < k_tiles; ++kt) {
           ptx::MbarWait(full_bar + 8 * stage, phase);
           __syncwarp();
           const uint32_t sa = base + stage * kStageBytes + consumer * (64 * 128);
@@ -276,162 +378,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::WgmmaCommit();
             ptx::WgmmaWait<0>();
             Pin(part);
-            if (h == kHalves - 1) {
-              if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
-            }
+            if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
             // Promotion: this k tile's partial sums join the fp32 accumulators on the CUDA cores.
             float* dst = acc + 64 * h;
-            if (k_blocks > 0) {
-              const float s0 = sc.a0 * sc.b[h], s1 = sc.a1 * sc.b[h];
 #pragma unroll
-              for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
-            } else {
-#pragma unroll
-              for (int i = 0; i < 64; ++i) dst[i] += part[i];
-            }
+            for (int i = 0; i < 64; ++i) dst[i] += part[i];
           }
           if (++stage == kStages) stage = 0, phase ^= 1;
-        };
-        if constexpr (kBlockScaled) {
-          // fp8_gemm_block (the launcher picks this form for k_blocks > 0). The consumer's k loop
-          // is latency-bound, so every instruction in it counts: wgmma descriptors are one base a
-          // consumer plus a stage offset (addresses < 256 KB: the 14-bit start field never carries),
-          // A's scale pointers step by m a k tile, and B's scales of 32 k tiles are held one a lane
-          // and shuffled out (a uniform load would be moved to a uniform register right where it
-          // is loaded, stalling the loop on its round trip).
-          const uint64_t desc_a0 = ptx::DescKMajorSw128(base + consumer * (64 * 128));
-          const uint64_t desc_b0 = ptx::DescKMajorSw128(base + kABytes);
-          const int row = tm * kBM + consumer * 64 + r0;
-          const float* pa0 = scale_a + min(row, m - 1);
-          const float* pa1 = scale_a + min(row + 8, m - 1);
-          const float* pb[kHalves];
-          float bl[kHalves], nbl[kHalves];
-#pragma unroll
-          for (int h = 0; h < kHalves; ++h) {
-            pb[h] = scale_b + static_cast<int64_t>(min(tn * kHalves + h, n_blocks - 1)) * k_blocks;
-            // Indices clamped rather than loads predicated: a predicated load's default makes the
-            // register's next use wait for the load wherever it is.
-            bl[h] = __ldg(pb[h] + min(lane, k_blocks - 1));
-            nbl[h] = __ldg(pb[h] + min(32 + lane, k_blocks - 1));
-          }
-          // B's scale of k tile kt (the lane-held chunk; the next chunk swapped in after its last).
-          const auto b_scale = [&](int kt, int h) {
-            const float b = __shfl_sync(0xffffffffu, bl[h], kt & 31);
-            if ((kt & 31) == 31) {
-              bl[h] = nbl[h];
-              nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));
-            }
-            return b;
-          };
-          if constexpr (kHalves == 1) {
-            // 128x128: two partial-sum sets (acc 64 + 2 x 64 registers), so k tile kt + 1's wgmmas
-            // run while kt's partial sums are promoted (wgmma.wait_group 1). The sets are named
-            // statically (the loop unrolled by two): ptxas serializes wgmmas whose accumulators it
-            // cannot tell apart from registers being read.
-            float part2[64];
-            int rstage = stage;  // the stage the next promotion releases
-            const auto issue = [&](float(&p)[64]) {
-              ptx::MbarWait(full_bar + 8 * stage, phase);
-              __syncwarp();
-              const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
-              Pin(p);
-              ptx::WgmmaFence();
-#pragma unroll
-              for (int kk = 0; kk < kBK / 32; ++kk)
-                WgmmaM64N128K32E4m3(p, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
-              ptx::WgmmaCommit();
-              if (++stage == kStages) stage = 0, phase ^= 1;
-            };
-            const auto promote = [&](float(&p)[64], int kt, float a0, float a1) {
-              Pin(p);
-              if (lane == 0) ptx::MbarArrive(empty_bar + 8 * rstage);
-              if (++rstage == kStages) rstage = 0;
-              const float b = b_scale(kt, 0);
-              const float s0 = a0 * b, s1 = a1 * b;
-#pragma unroll
-              for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, p[i], acc[i]);
-            };
-            // k_tiles is even (above). A pair of k tiles a step: both issued, the first promoted
-            // under the second's wgmmas, the second after it. Nothing is in flight across the loop's
-            // back edge: ptxas serializes every wgmma of a loop that carries one in flight into the
-            // next iteration (C7514), though straight-line code with the same sets compiles
-            // overlapped. A's scales in two renamed sets as in the 128x256 loop; the padded tile
-            // past K has partial sums of zero and reuses the last block's (finite) scales.
-            const int64_t step = m;
-            const auto bump = [&](int kt) {
-              if (kt < k_blocks) pa0 += step, pa1 += step;
-            };
-            float x0 = __ldg(pa0), x1 = __ldg(pa1);
-            for (int kt = 0; kt < k_tiles; kt += 2) {
-              bump(kt + 1);
-              const float y0 = __ldg(pa0), y1 = __ldg(pa1);
-              issue(part);
-              issue(part2);
-              ptx::WgmmaWait<1>();
-              promote(part, kt, x0, x1);
-              bump(kt + 2);
-              x0 = __ldg(pa0), x1 = __ldg(pa1);
-              ptx::WgmmaWait<0>();
-              promote(part2, kt + 1, y0, y1);
-            }
-          } else {
-            // One k tile with A's scales (a0, a1) of its two rows.
-            const auto k_tile = [&](int kt, float a0, float a1) {
-              float b[kHalves];
-#pragma unroll
-              for (int h = 0; h < kHalves; ++h) b[h] = __shfl_sync(0xffffffffu, bl[h], kt & 31);
-              if ((kt & 31) == 31) {
-#pragma unroll
-                for (int h = 0; h < kHalves; ++h) {
-                  bl[h] = nbl[h];
-                  nbl[h] = __ldg(pb[h] + min(kt + 33 + lane, k_blocks - 1));  // the chunk after bl's
-                }
-              }
-              ptx::MbarWait(full_bar + 8 * stage, phase);
-              __syncwarp();
-              const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
-#pragma unroll
-              for (int h = 0; h < kHalves; ++h) {
-                Pin(part);
-                ptx::WgmmaFence();
-#pragma unroll
-                for (int kk = 0; kk < kBK / 32; ++kk)
-                  WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk,
-                                      desc_b0 + doff + h * (kHalfBytes >> 4) + 2 * kk, kk);
-                ptx::WgmmaCommit();
-                ptx::WgmmaWait<0>();
-                Pin(part);
-                if (h == kHalves - 1 && lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
-                const float s0 = a0 * b[h], s1 = a1 * b[h];
-                float* dst = acc + 64 * h;
-#pragma unroll
-                for (int i = 0; i < 64; ++i) dst[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], dst[i]);
-              }
-              if (++stage == kStages) stage = 0, phase ^= 1;
-            };
-            // Two sets of A's scales, the loop unrolled by two, so a load is never copied: a copy makes
-            // the loop wait for the load where the copy is scheduled, often right after it.
-            const int64_t step = m;
-            const auto bump = [&](int kt) {  // pa0, pa1 to k block min(kt, k_tiles - 1)
-              if (kt < k_tiles) pa0 += step, pa1 += step;
-            };
-            float x0 = __ldg(pa0), x1 = __ldg(pa1);
-            for (int kt = 0; kt < k_tiles; kt += 2) {
-              bump(kt + 1);
-              const float y0 = __ldg(pa0), y1 = __ldg(pa1);
-              k_tile(kt, x0, x1);
-              if (kt + 1 >= k_tiles) break;
-              bump(kt + 2);
-              x0 = __ldg(pa0), x1 = __ldg(pa1);
-              k_tile(kt + 1, y0, y1);
-            }
-          }
-        } else {
-          for (int kt = 0; kt < k_tiles; ++kt) {
-            if (k_blocks > 0 && kt + 1 < k_tiles) load_scales(tm, tn, kt + 1, next);
-            k_tile(cur);
-            cur = next;
-          }
         }
       }
       const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
