@@ -21,9 +21,9 @@
 // Rungs:
 //   cuda_wgmma_fp8  block tile 128x128x128 (bytes of k = k), 6 stages of 32 KiB, 384 threads (a TMA
 //                   producer warpgroup and 2 consumers of 64x128), persistent over tiles grouped by 16
-//                   tile rows. With block scales, two partial-sum sets and k tiles in pairs: the first
-//                   promoted while the second's wgmmas run (H200, 4096x2112x7168: 137.3 us against
-//                   156.4 with one set and 159.1 for the 128x256 tile). TMA zero-fills the edges
+//                   tile rows. With block scales, two partial-sum sets used in turn, four k tiles a
+//                   loop iteration: each set promoted while the other's wgmmas run (H200, 4096^3:
+//                   124.0 us against 131.4 with k tiles in pairs). TMA zero-fills the edges
 //                   (M = 1, N = 2112, K tails); its 16-byte row strides need K % 16 == 0 and N % 8 == 0
 //                   (skip_reason says so otherwise) and offset views run cuda_v1_simt.
 //   cuda_wgmma_fp8_n256  block tile 128x256x128, 4 stages of 48 KiB: each consumer (64 x 256) runs the
@@ -242,9 +242,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (kt < k_blocks) pa0 += step, pa1 += step;
         };
         if constexpr (kHalves == 1) {
-          // 128 x 128: two partial-sum sets (acc 64 + 2 x 64 registers), k tiles in pairs: both
-          // issued, the first promoted under the second's wgmmas (wgmma.wait_group 1), the second
-          // after them. Nothing is in flight across the loop's back edge: ptxas serializes every
+          // 128 x 128: two partial-sum sets (acc 64 + 2 x 64 registers) used in turn: a set is
+          // promoted under the other's wgmmas (wgmma.wait_group 1), then refilled with the next k
+          // tile. Nothing is in flight across the loop's back edge: ptxas serializes every
           // wgmma of a loop that carries one in flight into the next iteration (C7514), where
           // straight-line code with the same sets compiles overlapped. k_tiles is even (above);
           // the padded tile past K sums to zero and reuses the last block's (finite) scales.
@@ -272,7 +272,37 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, p[i], acc[i]);
           };
           float x0 = __ldg(pa0), x1 = __ldg(pa1);
-          for (int kt = 0; kt < k_tiles; kt += 2) {
+          int kt = 0;
+          // Four k tiles an iteration, the two sets alternating: the tensor cores wait on a
+          // promotion once an iteration (after the last wait_group 0), not once a pair. On the H200
+          // this took 4-6% off the pairs loop; eight an iteration was slower again (GEMM_README.md).
+          constexpr int kUnroll = 4;
+          for (; kt + kUnroll <= k_tiles; kt += kUnroll) {
+            float z0[kUnroll], z1[kUnroll];
+#pragma unroll
+            for (int j = 1; j < kUnroll; ++j) {
+              bump(kt + j);
+              z0[j] = __ldg(pa0), z1[j] = __ldg(pa1);
+            }
+            issue(part);
+            issue(part2);
+#pragma unroll
+            for (int j = 0; j < kUnroll; j += 2) {
+              ptx::WgmmaWait<1>();
+              promote(part, kt + j, j == 0 ? x0 : z0[j], j == 0 ? x1 : z1[j]);
+              if (j + 2 < kUnroll) {
+                issue(part);
+                ptx::WgmmaWait<1>();
+              } else {
+                bump(kt + kUnroll);
+                x0 = __ldg(pa0), x1 = __ldg(pa1);
+                ptx::WgmmaWait<0>();
+              }
+              promote(part2, kt + j + 1, z0[j + 1], z1[j + 1]);
+              if (j + 2 < kUnroll) issue(part2);
+            }
+          }
+          for (; kt < k_tiles; kt += 2) {  // the last pair where k_tiles % 4 == 2
             bump(kt + 1);
             const float y0 = __ldg(pa0), y1 = __ldg(pa1);
             issue(part);
@@ -470,7 +500,7 @@ bool IsBlockScaled(const Problem& p) {
 
 std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
   if (IsBlockScaled(p))
-    return {{"Fp8GemmWgmma<128x128x128,6 stages,block scales,k tiles in pairs>",
+    return {{"Fp8GemmWgmma<128x128x128,6 stages,block scales,4 k tiles an iteration>",
              (const void*)&Fp8GemmWgmma<1, false, true>, kThreads, Tile<1>::kSmemBytes}};
   return {{"Fp8GemmWgmma<128x128x128,6 stages,promoted>", (const void*)&Fp8GemmWgmma<1, false, false>, kThreads,
            Tile<1>::kSmemBytes}};

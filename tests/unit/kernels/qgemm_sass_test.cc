@@ -132,17 +132,24 @@ int LongestGmmaRun(const std::string& text) {
   return longest;
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Every FP8 kernel issues a k tile's four wgmmas back to back; the block-scaled 128x128 kernel
 // (template <1, false, true>) keeps one group in flight while it promotes the other
-// (wgmma.wait_group 1), which a loop that carries a group across its back edge loses to C7514.
+// (wgmma.wait_group 1): three such waits in its four-tile loop and one in the pair loop after it.
+// A loop that carries a group across its back edge loses them to C7514.
 TEST(QgemmSass, Fp8WgmmasAreNotSerialized) {
   for (const auto& [fn, text] : Kernels("sm_90a", "Fp8GemmWgmma")) {
     EXPECT_GE(LongestGmmaRun(text), 4) << fn << ": wgmmas serialized (a wait after each)";
     if (fn.find("Fp8GemmWgmmaILi1ELb0ELb1E") != std::string::npos)
-      EXPECT_NE(text.find("WARPGROUP.DEPBAR.LE gsb0, 0x1"), std::string::npos)
-          << fn << ": no wait that leaves one wgmma group in flight";
+      EXPECT_GE(Count(text, "WARPGROUP.DEPBAR.LE gsb0, 0x1"), 4)
+          << fn << ": fewer waits that leave one wgmma group in flight than the loops have";
   }
-  EXPECT_EQ(Kernels("sm_90a", "Fp8GemmWgmmaILi1ELb0ELb1E").size(), 1u);  // the pairs kernel is built
+  EXPECT_EQ(Kernels("sm_90a", "Fp8GemmWgmmaILi1ELb0ELb1E").size(), 1u);  // the 128x128 block kernel is built
 }
 
 TEST(QgemmSass, MagicGemvDequantizesWithLop3AndPackedBf16) {
