@@ -210,9 +210,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
       if constexpr (kBlockScaled) {
         // Scales of this thread's two rows (clamped to the last row and block: those outputs are
-        // never stored). A's: pointers stepped by m a k tile, loaded a k tile ahead into two renamed
-        // sets (the loops go by pairs of k tiles), since copying a loaded register makes the loop
-        // wait for the load where the copy lands, often right after it. B's: 32 k tiles held one a
+        // never stored). A's: pointers stepped by m a k tile, loaded ahead into renamed registers
+        // (a set a k tile of the loop's iteration: four for the 128x128 loop, two for the 128x256
+        // one), since copying a loaded register makes the loop wait for the load where the copy
+        // lands, often right after it. B's: 32 k tiles held one a
         // lane and shuffled out, since a uniform load is moved into a uniform register right where
         // it is loaded, stalling the loop on its round trip. Loads are clamped, never predicated: a
         // predicated load's default also makes the next use wait. On the H200 these took 3-4% off
