@@ -37,7 +37,8 @@ ABSL_FLAG(std::string, cache, "cold", "cold or hot");
 ABSL_FLAG(int, trials, 0, "Correctness trials (0: default 3)");
 ABSL_FLAG(int, max_time_ms, 0, "Time limit per (variant, problem) (0: default)");
 ABSL_FLAG(std::string, calibration_cache, "", "Calibration cache file (default per device in ~/.cache/kbench)");
-ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration");
+ABSL_FLAG(bool, quick_calibration, false,
+          "Shorter calibration: smaller memory streams and fewer repetitions (the compute ceilings time the same GEMMs)");
 ABSL_FLAG(std::string, json, "", "Append every result as one JSON line to this file");
 
 namespace kbench::worker {

@@ -18,6 +18,7 @@
 #include "timing_probe.h"
 #include "worker/calibration_cache.h"
 #include "worker/calibration_check.h"
+#include "worker/cuda/calibrate.h"
 #include "worker/cuda/cuda_backend.h"
 #include "worker/cuda/cuda_util.cuh"
 #include "worker/plan/settings.h"
@@ -101,6 +102,24 @@ TEST_F(HarnessGpuTest, CeilingsPerMixAndUnitAreWithinTheHardware) {
   EXPECT_GE(c.fma_f32_flops_per_second(), 0.5 * fma_peak);
   EXPECT_LE(c.sfu_ops_per_second(), 1.05 * sfu_peak);
   EXPECT_GE(c.sfu_ops_per_second(), 0.3 * sfu_peak);
+}
+
+// A quick calibration (tests, --quick_calibration) repeats less but times the same GEMMs as the full
+// one, so its compute ceilings agree with the full calibration's; at 2048^3 its FP8 ceiling read ~60%
+// of the full one on an H200 and every FP8 rung read over 100% of it.
+TEST_F(HarnessGpuTest, QuickCalibrationTimesTheSameComputeCeilings) {
+  auto quick = CalibrateCuda(backend_->device(), {.quick = true});
+  ASSERT_TRUE(quick.ok()) << quick.status();
+  const auto& full = Cal().peak_flops_per_second();
+  ASSERT_FALSE(full.empty());
+  for (const auto& [unit, peak] : full) {
+    const auto it = quick->peak_flops_per_second().find(unit);
+    ASSERT_NE(it, quick->peak_flops_per_second().end()) << unit;
+    std::printf("  GEMM %-9s full %7.1f  quick %7.1f TFLOP/s (%.3f)\n", unit.c_str(), peak / 1e12, it->second / 1e12,
+                it->second / peak);
+    EXPECT_GT(it->second, 0.85 * peak) << unit;
+    EXPECT_LT(it->second, 1.15 * peak) << unit;
+  }
 }
 
 // vector_add (2:1), reduce_sum (read-only) and the GEMV (read-only) against their own mix: never above

@@ -78,7 +78,8 @@ ABSL_FLAG(std::string, plugin_cache, "",
 ABSL_FLAG(int64_t, max_plugin_bytes, int64_t{256} << 20, "Largest kernel plugin this worker fetches, in bytes");
 ABSL_FLAG(int, lease_wait_ms, 10'000,
           "Long poll: how long the coordinator may hold an empty LeaseJob call (0..30000); 0: poll with backoff");
-ABSL_FLAG(bool, quick_calibration, false, "Smaller, faster calibration (still measured): for tests");
+ABSL_FLAG(bool, quick_calibration, false,
+          "Shorter calibration (still measured; smaller memory streams, fewer repetitions, the same GEMMs): for tests");
 ABSL_FLAG(std::string, token, "", "Bearer token for the coordinator (a worker-role token); default $KBENCH_TOKEN");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificates that verify the coordinator: connect with TLS (default: plaintext)");

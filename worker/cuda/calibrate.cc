@@ -133,7 +133,7 @@ absl::StatusOr<v1::Calibration> CalibrateCuda(const v1::DeviceInfo& device, cons
   cublasHandle_t h;
   KB_BLAS(cublasCreate(&h));
   KB_BLAS(cublasSetStream(h, stream));
-  const int n = options.quick ? 2048 : 8192;
+  const int n = CeilingGemmSize(device.memory_bytes());
   const GemmType types[] = {
       {"f32", CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, 0, 4},
       {"tf32", CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 0, 4},

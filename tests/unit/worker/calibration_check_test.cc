@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "worker/calibration_cache.h"
+#include "worker/cuda/calibrate.h"
 #include "worker/measure/roofline.h"
 
 namespace kbench::worker {
@@ -146,6 +147,20 @@ TEST(CeilingWarning, AResultAboveItsCeilingBeyondTheSpreadIsFlagged) {
   cal.set_warning("every calibration attempt failed its checks");
   EXPECT_THAT(ComputeRoofline({.bytes_read = 1e9, .flops = 1}, 20e6, v1::DTYPE_F32, cal, std::nullopt).warning(),
               HasSubstr("calibration suspect: every calibration attempt failed"));
+}
+
+// The compute ceilings are timed on the same GEMM size quick or not (a quick calibration only repeats
+// less), 8192^3 wherever its three fp32 matrices fit in a quarter of the memory.
+TEST(CeilingGemmSize, LargeGpusTime8192CubedAndSmallOnesShrinkToFit) {
+  EXPECT_EQ(CeilingGemmSize(uint64_t{141} << 30), 8192);  // H200
+  EXPECT_EQ(CeilingGemmSize(uint64_t{80} << 30), 8192);   // H100, A100 80 GB
+  EXPECT_EQ(CeilingGemmSize(uint64_t{3} << 30), 8192);    // 768 MiB of matrices: exactly a quarter
+  EXPECT_EQ(CeilingGemmSize(uint64_t{2} << 30), 4096);
+  EXPECT_EQ(CeilingGemmSize(0), 1024);                    // never below 1024, never zero
+  for (uint64_t gib : {1, 4, 8, 16, 24}) {
+    const int n = CeilingGemmSize(gib << 30);
+    EXPECT_LE(3 * uint64_t(n) * n * 4, (gib << 30) / 4) << gib << " GiB";
+  }
 }
 
 }  // namespace
