@@ -10,8 +10,9 @@
 //   QgemmLarge.MatchesDeviceReference: the prefill and canonical shapes whose CPU reference would take
 //     minutes, against the op's fp64 device reference, for every rung that takes them.
 //   QgemmDeviceReference.MatchesCpuReference: the fp64 device references against the CPU ones.
-//   QgemmLadder.RungsTakeTheirPresets: on sm_90 the wgmma FP8 rung and the baselines do not skip the
-//     canonical and prefill presets, and the GEMV rungs take every decode shape with M <= 8.
+//   QgemmLadder.RungsTakeTheirPresets: on sm_90 the wgmma FP8 rungs (and fp8_gemm_block's 192-row one)
+//     and the baselines do not skip the canonical and prefill presets, and the GEMV rungs take every
+//     decode shape with M <= 8.
 // Skips (GTEST_SKIP) only where no GPU is visible; fails where one is but CUDA cannot use it.
 #include <cuda_runtime.h>
 
@@ -301,6 +302,7 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
     for (Problem p : block.find_preset(preset)->problems) {
       p.dtype = Dtype::kFP8E4M3;
       if (cc == 90) EXPECT_EQ(block.find_variant("cuda_wgmma_fp8")->skip_reason(p), "") << p.label();
+      if (cc == 90) EXPECT_EQ(block.find_variant("cuda_wgmma_fp8_m192")->skip_reason(p), "") << p.label();
     }
   const OpDef& w4 = Op("w4a16_gemm");
   for (Problem p : w4.find_preset("decode")->problems) {

@@ -101,6 +101,21 @@ TEST(Fp8GemmBlockDefinition, ValidatesDerivedDimsAndPresets) {
     for (const Problem& p : preset.problems) EXPECT_EQ(op.validate(p), "") << preset.name << " " << p.label();
 }
 
+#if KBENCH_HAVE_CUDA
+// The 192-row three-consumer rung is fp8_gemm_block's alone (per-tensor problems promote every 256 k
+// on the n256 rung), and it refuses a per-tensor problem whatever the device.
+TEST(Fp8GemmBlockDefinition, M192RungIsBlockScaledOnly) {
+  const OpDef& block = GetOp("fp8_gemm_block");
+  const Variant* m192 = block.find_variant("cuda_wgmma_fp8_m192");
+  ASSERT_NE(m192, nullptr);
+  EXPECT_EQ(m192->min_compute_capability, 90);
+  EXPECT_EQ(GetOp("fp8_gemm").find_variant("cuda_wgmma_fp8_m192"), nullptr);
+  Problem per_tensor = MakeProblem(GetOp("fp8_gemm"), {4096, 2112, 7168});
+  per_tensor.dtype = Dtype::kFP8E4M3;
+  EXPECT_NE(m192->skip_reason(per_tensor).find("block scales only"), std::string::npos);
+}
+#endif
+
 TEST(Fp8GemmBlockCpuRung, MatchesReference) {
   const OpDef& op = testing::GetOp("fp8_gemm_block");
   int checked = 0;
