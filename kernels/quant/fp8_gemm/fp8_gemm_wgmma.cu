@@ -135,6 +135,56 @@ __device__ __forceinline__ void Pin(float (&d)[64]) {
 #pragma unroll
   for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+
+// The producer thread of both kernels: each of the block's tiles (kBM x kBN, persistent stride
+// gridDim.x), k tile by k tile, into the stage ring (A then B a stage) once the consumers free it.
+template <int kStages, int kStageBytes, int kABytesOfStage, int kTileM, int kTileN>
+__device__ __forceinline__ void ProduceTiles(const CUtensorMap* tma_a, const CUtensorMap* tma_b, uint32_t base,
+                                             uint32_t full_bar, uint32_t empty_bar, int tiles, int tiles_m,
+                                             int tiles_n, int k_tiles) {
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    int tm, tn;
+    TileOf(tile, tiles_m, tiles_n, &tm, &tn);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      ptx::MbarWait(empty_bar + 8 * stage, phase ^ 1);
+      const uint32_t full = full_bar + 8 * stage;
+      ptx::MbarArriveExpectTx(full, kStageBytes);
+      const uint32_t sa = base + stage * kStageBytes;
+      ptx::TmaLoad2d(sa, tma_a, kt * kBK, tm * kTileM, full);
+      ptx::TmaLoad2d(sa + kABytesOfStage, tma_b, kt * kBK, tn * kTileN, full);
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+  }
+}
+
+// A consumer's 64 x (64 kBoxes) accumulators times `scale`, as bf16 through its two 64x64 swizzled
+// C boxes (one stored by TMA while the next fills) to rows row0.. and columns col0.. of C.
+template <int kBoxes, int kAcc>
+__device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], float scale, uint32_t boxes,
+                                                  const CUtensorMap* tma_c, int col0, int row0, int consumer, int t,
+                                                  int lane, int r0) {
+#pragma unroll
+  for (int q = 0; q < kBoxes; ++q) {
+    const uint32_t box = boxes + (q % 2) * kCBoxBytes;
+    if (t == 0) ptx::BulkWaitRead<1>();
+    ptx::NamedBarrier(1 + consumer, 128);
+#pragma unroll
+    for (int u = 0; u < kCBox / 8; ++u) {
+      const int j = q * (kCBox / 8) + u;
+      const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
+      ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]));
+      ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]));
+    }
+    ptx::FenceProxyAsyncShared();
+    ptx::NamedBarrier(1 + consumer, 128);
+    if (t == 0) {
+      ptx::TmaStore2d(tma_c, col0 + q * kCBox, row0, box);
+      ptx::BulkCommit();
+    }
+  }
+}
 #endif  // KB_GEMM_SM90A
 
 // Shared memory (base rounded up to 1024): stage s holds A at s*32K and B at s*32K + 16K; consumer c's
@@ -175,23 +225,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     ptx::SetMaxNRegDec<kProducerRegs>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int tm, tn;
-        TileOf(tile, tiles_m, tiles_n, &tm, &tn);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          ptx::MbarWait(empty_bar + 8 * stage, phase ^ 1);
-          const uint32_t full = full_bar + 8 * stage;
-          ptx::MbarArriveExpectTx(full, kStageBytes);
-          const uint32_t sa = base + stage * kStageBytes;
-          ptx::TmaLoad2d(sa, &tma_a, kt * kBK, tm * kBM, full);
-          ptx::TmaLoad2d(sa + kABytes, &tma_b, kt * kBK, tn * kBN, full);
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
-      }
-    }
+    if (threadIdx.x == 0)
+      ProduceTiles<kStages, kStageBytes, kABytes, kBM, kBN>(&tma_a, &tma_b, base, full_bar, empty_bar, tiles, tiles_m,
+                                                            tiles_n, k_tiles);
   } else {
     ptx::SetMaxNRegInc<kConsumerRegs>();
     const int consumer = wg - 1;
@@ -425,26 +461,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (++stage == kStages) stage = 0, phase ^= 1;
         }
       }
-      const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
-#pragma unroll
-      for (int q = 0; q < kBN / kCBox; ++q) {
-        const uint32_t box = boxes + (q % 2) * kCBoxBytes;
-        if (t == 0) ptx::BulkWaitRead<1>();
-        ptx::NamedBarrier(1 + consumer, 128);
-#pragma unroll
-        for (int u = 0; u < kCBox / 8; ++u) {
-          const int j = q * (kCBox / 8) + u;
-          const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
-          ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]));
-          ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]));
-        }
-        ptx::FenceProxyAsyncShared();
-        ptx::NamedBarrier(1 + consumer, 128);
-        if (t == 0) {
-          ptx::TmaStore2d(&tma_c, tn * kBN + q * kCBox, tm * kBM + consumer * 64, box);
-          ptx::BulkCommit();
-        }
-      }
+      StoreAccumulators<kBN / kCBox>(acc, scale, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * kBN,
+                                     tm * kBM + consumer * 64, consumer, t, lane, r0);
     }
     if (t == 0) ptx::BulkWaitAll();
   }
@@ -488,23 +506,9 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
   __syncthreads();
   if (wg == 0) {
     ptx::SetMaxNRegDec<32>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int tm, tn;
-        TileOf(tile, tiles_m, tiles_n, &tm, &tn);
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          ptx::MbarWait(empty_bar + 8 * stage, phase ^ 1);
-          const uint32_t full = full_bar + 8 * stage;
-          ptx::MbarArriveExpectTx(full, kStageBytes);
-          const uint32_t sa = base + stage * kStageBytes;
-          ptx::TmaLoad2d(sa, &tma_a, kt * kBK, tm * m192::kBM, full);
-          ptx::TmaLoad2d(sa + kABytes, &tma_b, kt * kBK, tn * 128, full);
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
-      }
-    }
+    if (threadIdx.x == 0)
+      ProduceTiles<kStages, kStageBytes, kABytes, m192::kBM, 128>(&tma_a, &tma_b, base, full_bar, empty_bar, tiles,
+                                                                  tiles_m, tiles_n, k_tiles);
   } else {
     ptx::SetMaxNRegInc<160>();
     const int consumer = wg - 1;
@@ -563,26 +567,9 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
         x0 = __ldg(pa0), x1 = __ldg(pa1);
         k_tile(kt + 1, y0, y1);
       }
-      const uint32_t boxes = c_boxes + consumer * 2 * kCBoxBytes;
-#pragma unroll
-      for (int q = 0; q < 128 / kCBox; ++q) {
-        const uint32_t box = boxes + (q % 2) * kCBoxBytes;
-        if (t == 0) ptx::BulkWaitRead<1>();
-        ptx::NamedBarrier(1 + consumer, 128);
-#pragma unroll
-        for (int u = 0; u < kCBox / 8; ++u) {
-          const int j = q * (kCBox / 8) + u;
-          const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
-          ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(acc[4 * j], acc[4 * j + 1]));
-          ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(acc[4 * j + 2], acc[4 * j + 3]));
-        }
-        ptx::FenceProxyAsyncShared();
-        ptx::NamedBarrier(1 + consumer, 128);
-        if (t == 0) {
-          ptx::TmaStore2d(&tma_c, tn * 128 + q * kCBox, tm * m192::kBM + consumer * 64, box);
-          ptx::BulkCommit();
-        }
-      }
+      // Block scales were applied in the promotion: no epilogue factor.
+      StoreAccumulators<128 / kCBox>(acc, 1.0f, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * 128,
+                                     tm * m192::kBM + consumer * 64, consumer, t, lane, r0);
     }
     if (t == 0) ptx::BulkWaitAll();
   }
