@@ -238,7 +238,10 @@ TEST(QgemmLarge, MatchesDeviceReference) {
     const char* op;
     int64_t m, n, k;
   };
-  const Item items[] = {{"w4a16_gemm", 1, 14336, 4096},       {"w4a16_gemm", 16, 14336, 4096},
+  // 3 x 6144 x 4096: v4's M <= 8 kernel with 4 warps a tile (W4LeanSplit on an H100/H200); 1 x 14336 and
+  // 8 x 4096 the 2- and 8-warp splits.
+  const Item items[] = {{"w4a16_gemm", 1, 14336, 4096},       {"w4a16_gemm", 3, 6144, 4096},
+                        {"w4a16_gemm", 16, 14336, 4096},
                         {"w4a16_gemm", 8, 4096, 14336},       {"w4a16_gemm", 64, 4096, 14336},
                         {"w4a16_gemm", 32, 4096, 4096},       {"w4a16_gemm", 128, 14336, 4096},
                         {"w4a16_gemm", 4096, 4096, 4096},     {"fp8_gemm", 4096, 4096, 4096},

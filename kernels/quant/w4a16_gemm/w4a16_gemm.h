@@ -80,4 +80,11 @@ inline W4KSplitShape W4KSplit(int64_t row_blocks, int64_t units, int64_t slots) 
   return {per, (units + per - 1) / per};
 }
 
+// Warps splitting K over a 16-row tile in v4's M <= 8 kernel (w4a16_mma_lean.cuh): the widest of 8, 4
+// and 2 whose blocks (one a tile) all fit one wave of resident blocks, `slots8` and `slots4` being the
+// device's resident blocks of the 8- and 4-warp kernels; 2 where neither does.
+inline int W4LeanSplit(int64_t tiles, int64_t slots8, int64_t slots4) {
+  return tiles <= slots8 ? 8 : tiles <= slots4 ? 4 : 2;
+}
+
 }  // namespace kbench::kernels

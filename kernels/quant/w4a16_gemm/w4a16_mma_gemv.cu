@@ -13,12 +13,13 @@
 // Computing C^T = W A^T puts M on the mma's n = 8 side: one mma per (u, h) and n8 tile of M (1, 2, 4
 // or 8 tiles for M <= 8, 16, 32, 64); columns past M read zeros and are not stored.
 //
-// Two kernels, chosen by GPU measurements (GEMM_README.md, Performance), both reading W_tiled (the op's
+// Three kernels, chosen by GPU measurements (GEMM_README.md, Performance), all reading W_tiled (the op's
 // pre-shuffled copy of W: each warp load 512 contiguous bytes, each 16-row tile one linear stream):
-// M <= 16 runs the register-fed template (w4a16_mma_kernel.cuh), warps splitting K over 16-row tiles
-// (one a warp at M <= 8, two or four at 8 < M <= 16, so that A's fragments serve them all), loading
-// batches of 2 chunks (weights, and the batch's scales and zero points as one vector load a row)
-// before the batch's math; M > 16 stages A in shared memory for 128-row blocks (w4a16_mma_smem.cuh),
+// M <= 8 runs GemvMmaLean (w4a16_mma_lean.cuh: the zero points folded out of the weights, 2-8 warps
+// splitting K over a 16-row tile as N's tile count allows, a ring of 4 chunks a warp); 8 < M <= 16
+// the register-fed template (w4a16_mma_kernel.cuh), each warp on two or four 16-row tiles so that A's
+// fragments serve them all, loading batches of 2 chunks (weights, and the batch's scales and zero
+// points as one vector load a row) before the batch's math; M > 16 stages A in shared memory for 128-row blocks (w4a16_mma_smem.cuh),
 // since the template re-reads A from L2 for every 16 weight rows a warp holds (4 NT registers a 32-k
 // step), and splits K over blocks where N gives too few of them.
 //
@@ -36,6 +37,7 @@
 #include "quant/w4a16_gemm/w4a16_cuda.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 #include "quant/w4a16_gemm/w4a16_mma_kernel.cuh"
+#include "quant/w4a16_gemm/w4a16_mma_lean.cuh"
 #include "quant/w4a16_gemm/w4a16_mma_smem.cuh"
 
 namespace kbench::kernels::w4a16 {
@@ -43,13 +45,31 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-// M <= 8: the register-fed template on W_tiled, 4 warps a block splitting K over one 16-row tile,
-// batches of 2 chunks double-buffered, at most 128 registers (4 blocks an SM): the fastest of seven
-// shapes timed on the H200 (GEMM_README.md), 2 to 4 times the warps of one warp a tile, which left
-// N = 4096 with 256 warps for 132 SMs. M > 16: A staged in shared memory by blocks of 8 warps (128
-// rows), slabs of 2 chunks, K split over blocks when the row blocks are few.
-// Any group count: the template with one-group batches on W.
-using Narrow = GemvMmaShape<1, 1, 4, 1, 2, true, 4, true>;
+// M > 16: A staged in shared memory by blocks of 8 warps (128 rows), slabs of 2 chunks, K split over
+// blocks when the row blocks are few. Any group count: the template with one-group batches on W.
+// M <= 8: GemvMmaLean with 2, 4 or 8 warps splitting K over a 16-row tile (a ring of 4 chunks a warp,
+// at most 128 registers). It replaced the template with 4 warps a tile and batches of 2 chunks, which
+// left N = 4096 with 1024 warps for 132 SMs (GEMM_README.md).
+template <int kSplit>
+const void* LeanKernel() {
+  return reinterpret_cast<const void*>(&GemvMmaLean<kSplit, 4, 16 / kSplit>);
+}
+// W4LeanSplit on this device (more warps on each tile's K where N has few tiles).
+cudaError_t LeanSplit(int64_t n, int* split) {
+  *split = W4LeanSplit(cuda::CeilDiv(n, int64_t{16}), cuda::ResidentBlocks(LeanKernel<8>(), 256, 0),
+                       cuda::ResidentBlocks(LeanKernel<4>(), 128, 0));
+  return cudaGetLastError();
+}
+bool LeanTakes(const W4Args& g) {
+  return g.m <= 8 && g.k % kW4Group == 0 && cuda::Aligned16(g.a) && cuda::Aligned16(g.w_tiled);
+}
+template <int kSplit>
+void GoLean(const W4Args& g, cudaStream_t s) {
+  const auto grid = static_cast<unsigned>(cuda::CeilDiv(g.n, int64_t{16}));
+  GemvMmaLean<kSplit, 4, 16 / kSplit><<<grid, 32 * kSplit, 0, s>>>(
+      static_cast<const __nv_bfloat16*>(g.a), g.w_tiled, static_cast<const __nv_bfloat16*>(g.scales),
+      static_cast<const __nv_bfloat16*>(g.zeros), static_cast<__nv_bfloat16*>(g.c), g.m, g.n, g.k);
+}
 // 8 < M <= 16: the same with two n8 tiles, and each warp on four 16-row tiles at once (one batch at a
 // time, 228 registers, 2 blocks an SM), so that one load of A's fragments serves 64 weight rows. With
 // one tile a warp, A (16 x K bf16: four times the tile's weight bytes) was read from L2 again for
@@ -115,10 +135,12 @@ int RunV4(const Problem& p, std::span<const Tensor> t, void* stream) {
     KB_CUDA_TRY(Wide16IsTall(g.n, &tall));
     if (tall) Go<Wide16, 2, 2>(tiled, s);
     else Go<Wide16Split8, 2, 2>(tiled, s);
-  } else if (g.m <= 8 && Narrow::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
-    W4Args tiled = g;
-    tiled.w = wt;
-    Go<Narrow, 1, 1>(tiled, s);
+  } else if (LeanTakes(g)) {
+    int split = 2;
+    KB_CUDA_TRY(LeanSplit(g.n, &split));
+    if (split == 8) GoLean<8>(g, s);
+    else if (split == 4) GoLean<4>(g, s);
+    else GoLean<2>(g, s);
   } else if (g.m > 16 && SlabTakes2::Takes(g.a, wt, g.scales, g.zeros, g.k)) {
     return g.m <= 32 ? LaunchGemvMmaSmemA<4, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k)
                      : LaunchGemvMmaSmemA<8, kSmemWarps, 2, true>(s, q.a, wt, q.sc, q.z, q.c, g.m, g.n, g.k);
@@ -141,7 +163,12 @@ std::string SkipV4(const Problem& p) {
 // The kernel of the aligned path (the one timed on the presets).
 std::vector<LaunchInfo> LaunchesV4(const Problem& p) {
   const int64_t m = p.dim("M");
-  if (m <= 8) return {{"GemvMmaT", Narrow::Kernel<1>(), Narrow::kThreads, 0}};
+  if (m <= 8) {
+    int split = 2;
+    (void)LeanSplit(p.dim("N"), &split);
+    const void* f = split == 8 ? LeanKernel<8>() : split == 4 ? LeanKernel<4>() : LeanKernel<2>();
+    return {{"GemvMmaLean<split " + std::to_string(split) + ">", f, 32 * split, 0}};
+  }
   if (m <= 16) {
     bool tall = false;
     (void)Wide16IsTall(p.dim("N"), &tall);

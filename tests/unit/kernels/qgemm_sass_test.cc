@@ -7,8 +7,8 @@
 //     wgmmas are not serialized, and the block-scaled 128x128 kernel waits with one group in flight;
 //   - GemvMagic (cuda_v3_gemv_magic) dequantizes with LOP3 into bf16 pairs and subtracts the zero
 //     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
-//   - GemvMma* (cuda_v4_mma_gemv: GemvMmaT, the register-fed template, and GemvMmaSmemA, A staged in
-//     shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills;
+//   - GemvMma* (cuda_v4_mma_gemv: GemvMmaLean at M <= 8, GemvMmaT, the register-fed template, and
+//     GemvMmaSmemA, A staged in shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills;
 //   - sm_90a W4a16Wgmma (cuda_v5_wgmma_mixed) issues bf16 warpgroup MMAs (HGMMA) fed by LOP3-dequantized
 //     registers and TMA loads, without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the

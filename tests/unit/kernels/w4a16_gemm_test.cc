@@ -135,6 +135,26 @@ TEST(W4a16KSplit, FillsIdleSlotsInOneWave) {
       }
 }
 
+// v4's M <= 8 split on the H200 (132 SMs; the 8-warp kernel holds 2 blocks an SM, the 4-warp one 4):
+// 4096 rows (256 tiles) take 8 warps a tile, 6144 rows 4, 14336 rows 2; never a second wave where a
+// narrower split avoids one.
+TEST(W4a16LeanSplit, WidestSplitInOneWave) {
+  EXPECT_EQ(W4LeanSplit(256, 264, 528), 8);
+  EXPECT_EQ(W4LeanSplit(384, 264, 528), 4);
+  EXPECT_EQ(W4LeanSplit(896, 264, 528), 2);
+  EXPECT_EQ(W4LeanSplit(1, 264, 528), 8);
+  EXPECT_EQ(W4LeanSplit(264, 264, 528), 8);
+  EXPECT_EQ(W4LeanSplit(265, 264, 528), 4);
+  EXPECT_EQ(W4LeanSplit(529, 264, 528), 2);
+  for (int64_t tiles = 1; tiles <= 2000; tiles += 13) {
+    const int s = W4LeanSplit(tiles, 264, 528);
+    if (s == 8) EXPECT_LE(tiles, 264);
+    if (s == 4) EXPECT_GT(tiles, 264);
+    if (s == 4) EXPECT_LE(tiles, 528);
+    if (s == 2) EXPECT_GT(tiles, 528);
+  }
+}
+
 TEST(W4a16Reference, HandExample) {
   const OpDef& op = GetOp("w4a16_gemm");
   // M = 1, N = 2, K = 8: one word a row. Row 0 codes 0..7, zero 2, scale 0.5; row 1 all 15, zero 0,
