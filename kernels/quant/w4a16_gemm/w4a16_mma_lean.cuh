@@ -24,6 +24,8 @@
 
 namespace kbench::kernels::w4a16 {
 
+// The loads are volatile asm, like the mmas, so that each stays where the ring puts it instead of being
+// moved across the chunks' math. Weights are read once: not kept in L1, where A's fragments are reused.
 __device__ __forceinline__ uint4 LeanLoadW(const uint4* p) {
   uint4 v;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
