@@ -26,30 +26,10 @@
 
 #include "gemm/gemm/gemm_ptx.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_loads.cuh"
 #include "quant/w4a16_gemm/w4a16_magic.cuh"
 
 namespace kbench::kernels::w4a16 {
-
-// A streamed-once weight load: not kept in L1, where A's fragments are reused. (L2's 256-byte
-// prefetch hint on it measured no different at M = 1: 15.23 against 15.42 us.)
-__device__ __forceinline__ uint4 LoadStream(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-// A's B fragments: volatile, so that they stay in program order with the mmas (which are volatile
-// asm too) instead of being hoisted for every chunk of a batch at once, which costs the registers
-// that hold the weights in flight.
-__device__ __forceinline__ uint4 LoadA(const __nv_bfloat16* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 
 __device__ __forceinline__ uint32_t HMul2(uint32_t x, uint32_t y) {
   __nv_bfloat162 a = *reinterpret_cast<__nv_bfloat162*>(&x), b = *reinterpret_cast<__nv_bfloat162*>(&y);

@@ -20,33 +20,10 @@
 
 #include "gemm/gemm/gemm_ptx.cuh"
 #include "quant/w4a16_gemm/w4a16_gemm.h"
+#include "quant/w4a16_gemm/w4a16_loads.cuh"
 #include "quant/w4a16_gemm/w4a16_magic.cuh"
 
 namespace kbench::kernels::w4a16 {
-
-// The loads are volatile asm, like the mmas, so that each stays where the ring puts it instead of being
-// moved across the chunks' math. Weights are read once: not kept in L1, where A's fragments are reused.
-__device__ __forceinline__ uint4 LeanLoadW(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-__device__ __forceinline__ uint4 LeanLoadA(const __nv_bfloat16* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
-__device__ __forceinline__ uint32_t LeanLoadU16(const __nv_bfloat16* p) {
-  unsigned short v;
-  asm volatile("ld.global.nc.u16 %0, [%1];\n" : "=h"(v) : "l"(p));
-  return v;
-}
 
 // One chunk of a lane in flight: 16 bytes of rows g and g + 8, and their scales and zero points.
 struct LeanChunk {
@@ -61,7 +38,7 @@ __device__ __forceinline__ void LeanChunkMath(float (&acc)[4], const uint4& w0, 
                                               bool has_a) {
   uint4 bf[4];
 #pragma unroll
-  for (int u = 0; u < 4; ++u) bf[u] = has_a ? LeanLoadA(pa + 8 * u) : make_uint4(0, 0, 0, 0);
+  for (int u = 0; u < 4; ++u) bf[u] = has_a ? LoadA(pa + 8 * u) : make_uint4(0, 0, 0, 0);
   float part[4] = {}, sum_a[4] = {};
   uint32_t ones[4];  // bf16 pairs (1, 1)
   ones[0] = ones[1] = ones[2] = ones[3] = 0x3f803f80u;
@@ -96,10 +73,10 @@ __device__ __forceinline__ void LeanStream(float (&acc)[4], const uint4* w0, con
                                            const __nv_bfloat16* z0, const __nv_bfloat16* z1,
                                            const __nv_bfloat16* pa, bool has_a, int nc) {
   const auto load = [&](LeanChunk& x, int j) {
-    x.w0 = LeanLoadW(w0 + j * kStride);
-    x.w1 = LeanLoadW(w1 + j * kStride);
-    x.s0 = LeanLoadU16(s0 + j), x.s1 = LeanLoadU16(s1 + j);
-    x.z0 = LeanLoadU16(z0 + j), x.z1 = LeanLoadU16(z1 + j);
+    x.w0 = LoadStreamInOrder(w0 + j * kStride);
+    x.w1 = LoadStreamInOrder(w1 + j * kStride);
+    x.s0 = LoadBf16Bits(s0 + j), x.s1 = LoadBf16Bits(s1 + j);
+    x.z0 = LoadBf16Bits(z0 + j), x.z1 = LoadBf16Bits(z1 + j);
   };
   const auto compute = [&](const LeanChunk& x, int i) {
     LeanChunkMath(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, pa + i * kW4Group, has_a);
