@@ -10,10 +10,12 @@ rm -rf "$out"
 cmake --install "$build" --prefix "$out" >/dev/null
 mkdir -p "$out/bin" "$out/lib" "$out/tests"
 # Test and benchmark programs that run on GPU hosts travel too, with the same rpath: every *_gpu_test
-# (kernels_gpu_test, gemm_gpu_test, plugin_ab_gpu_test: the A/B verdicts of kernels/plugin).
+# (kernels_gpu_test, gemm_gpu_test, plugin_ab_gpu_test: the A/B verdicts of kernels/plugin), kbench-bench
+# and the *_probe programs (tests/gpu: measurements the family READMEs cite).
 # The test kernel library (the fault-injection op, kernels/testing/) goes with them: the isolation
 # phases of tests/gpu/run-on-gpu.sh and run-multi-gpu.sh submit it as their job's plugin.
-for t in "$build"/bin/*_gpu_test "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench "$build"/lib/libkbench_test_kernels.so; do
+for t in "$build"/bin/*_gpu_test "$build"/bin/*_probe "$build"/bin/gemm_sass_test "$build"/bin/kbench-bench \
+  "$build"/lib/libkbench_test_kernels.so; do
   [[ -x "$t" ]] && cp "$t" "$out/tests/"
 done
 
