@@ -31,41 +31,6 @@ using bf16 = __nv_bfloat16;
 enum Form { kLean = 0, kChunkMajor = 1, kFourChains = 2, kAAhead = 3 };
 const char* const kFormNames[] = {"lean", "chunk-major", "4 chains", "A ahead"};
 
-// LeanChunkMath with each of its two chains (the weights' and the all-ones one) cut in two by u's
-// parity: four independent chains of 4 mmas, summed at the end.
-__device__ __forceinline__ void ChunkMathFourChains(float (&acc)[4], const uint4& w0, const uint4& w1, uint32_t s0,
-                                                    uint32_t s1, uint32_t z0, uint32_t z1, const uint4 (&bf)[4]) {
-  float part[2][4] = {}, sum_a[2][4] = {};
-  uint32_t ones[4];
-  ones[0] = ones[1] = ones[2] = ones[3] = 0x3f803f80u;
-#pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    const uint32_t wa = u == 0 ? w0.x : u == 1 ? w0.y : u == 2 ? w0.z : w0.w;
-    const uint32_t wb = u == 0 ? w1.x : u == 1 ? w1.y : u == 2 ? w1.z : w1.w;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint32_t frag[4] = {MagicPair(wa >> (8 * h)), MagicPair(wb >> (8 * h)), MagicPair(wa >> (8 * h + 4)),
-                                MagicPair(wb >> (8 * h + 4))};
-      const uint32_t b0 = h == 0 ? bf[u].x : bf[u].z, b1 = h == 0 ? bf[u].y : bf[u].w;
-      kbench::kernels::gemm::ptx::MmaBf16(part[u % 2], frag, b0, b1);
-      kbench::kernels::gemm::ptx::MmaBf16(sum_a[u % 2], ones, b0, b1);
-    }
-  }
-  const float sc0 = __uint_as_float(s0 << 16), sc1 = __uint_as_float(s1 << 16);
-  const float zz0 = 128.0f + __uint_as_float(z0 << 16), zz1 = 128.0f + __uint_as_float(z1 << 16);
-  float p[4], s[4];
-  for (int i = 0; i < 4; ++i) p[i] = part[0][i] + part[1][i], s[i] = sum_a[0][i] + sum_a[1][i];
-  acc[0] = fmaf(sc0, fmaf(-zz0, s[0], p[0]), acc[0]);
-  acc[1] = fmaf(sc0, fmaf(-zz0, s[1], p[1]), acc[1]);
-  acc[2] = fmaf(sc1, fmaf(-zz1, s[0], p[2]), acc[2]);
-  acc[3] = fmaf(sc1, fmaf(-zz1, s[1], p[3]), acc[3]);
-}
-
-__device__ __forceinline__ void LoadAFragments(uint4 (&bf)[4], const bf16* pa, bool has_a) {
-#pragma unroll
-  for (int u = 0; u < 4; ++u) bf[u] = has_a ? LoadA(pa + 8 * u) : make_uint4(0, 0, 0, 0);
-}
-
 // M = 1, N a multiple of 16, K a multiple of 128: GemvMmaLean's block (SPLIT warps on a tile's K, a
 // ring of P chunks a warp) with the form's change.
 template <int SPLIT, int P, Form F>
@@ -99,7 +64,7 @@ __global__ void __launch_bounds__(32 * SPLIT, 16 / SPLIT)
   for (int i = 0; i < P; ++i)
     if (i < nc) load(ring[i], i);
   uint4 next_a[4];
-  if constexpr (F == kAAhead) LoadAFragments(next_a, pa, has_a && nc > 0);
+  if constexpr (F == kAAhead) LeanLoadAFragments(next_a, pa, has_a && nc > 0);
   for (int left = nc; left > 0; left -= P) {
 #pragma unroll
     for (int i = 0; i < P; ++i) {
@@ -109,12 +74,12 @@ __global__ void __launch_bounds__(32 * SPLIT, 16 / SPLIT)
           uint4 bf[4];
 #pragma unroll
           for (int u = 0; u < 4; ++u) bf[u] = next_a[u];
-          LoadAFragments(next_a, pa + (i + 1) * 128, has_a && i + 1 < left);
-          ChunkMathFourChains(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, bf);
+          LeanLoadAFragments(next_a, pa + (i + 1) * 128, has_a && i + 1 < left);
+          LeanChunkMathOn<2>(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, bf);
         } else if constexpr (F == kFourChains) {
           uint4 bf[4];
-          LoadAFragments(bf, pa + i * 128, has_a);
-          ChunkMathFourChains(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, bf);
+          LeanLoadAFragments(bf, pa + i * 128, has_a);
+          LeanChunkMathOn<2>(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, bf);
         } else {
           LeanChunkMath(acc, x.w0, x.w1, x.s0, x.s1, x.z0, x.z1, pa + i * 128, has_a);
         }

@@ -31,15 +31,19 @@ struct LeanChunk {
   uint32_t s0, s1, z0, z1;
 };
 
-// One chunk of a lane: rows g and g + 8 at 32 k (w0, w1), A row g at the same k from pa (zeros
-// where has_a is false), the rows' scales and zero points as raw bf16 bits; adds to acc.
-__device__ __forceinline__ void LeanChunkMath(float (&acc)[4], const uint4& w0, const uint4& w1, uint32_t s0,
-                                              uint32_t s1, uint32_t z0, uint32_t z1, const __nv_bfloat16* pa,
-                                              bool has_a) {
-  uint4 bf[4];
+// A's B fragments of one chunk of a lane: row g at 32 k from pa (zeros where has_a is false).
+__device__ __forceinline__ void LeanLoadAFragments(uint4 (&bf)[4], const __nv_bfloat16* pa, bool has_a) {
 #pragma unroll
   for (int u = 0; u < 4; ++u) bf[u] = has_a ? LoadA(pa + 8 * u) : make_uint4(0, 0, 0, 0);
-  float part[4] = {}, sum_a[4] = {};
+}
+
+// One chunk of a lane: rows g and g + 8 at 32 k (w0, w1), A's fragments bf, the rows' scales and zero
+// points as raw bf16 bits; adds to acc. kChains: the chunk's two chains of 8 mmas (the weights' and
+// the all-ones one) each cut into kChains independent ones by u, summed at the end.
+template <int kChains = 1>
+__device__ __forceinline__ void LeanChunkMathOn(float (&acc)[4], const uint4& w0, const uint4& w1, uint32_t s0,
+                                                uint32_t s1, uint32_t z0, uint32_t z1, const uint4 (&bf)[4]) {
+  float part[kChains][4] = {}, sum_a[kChains][4] = {};
   uint32_t ones[4];  // bf16 pairs (1, 1)
   ones[0] = ones[1] = ones[2] = ones[3] = 0x3f803f80u;
 #pragma unroll
@@ -51,17 +55,30 @@ __device__ __forceinline__ void LeanChunkMath(float (&acc)[4], const uint4& w0, 
       const uint32_t frag[4] = {MagicPair(wa >> (8 * h)), MagicPair(wb >> (8 * h)), MagicPair(wa >> (8 * h + 4)),
                                 MagicPair(wb >> (8 * h + 4))};
       const uint32_t b0 = h == 0 ? bf[u].x : bf[u].z, b1 = h == 0 ? bf[u].y : bf[u].w;
-      gemm::ptx::MmaBf16(part, frag, b0, b1);
-      gemm::ptx::MmaBf16(sum_a, ones, b0, b1);
+      gemm::ptx::MmaBf16(part[u % kChains], frag, b0, b1);
+      gemm::ptx::MmaBf16(sum_a[u % kChains], ones, b0, b1);
     }
   }
+#pragma unroll
+  for (int c = 1; c < kChains; ++c)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) part[0][i] += part[c][i], sum_a[0][i] += sum_a[c][i];
   // acc += s (sum (128 + q) a - (128 + z) sum a); sum_a's rows g and g + 8 hold the same sums.
   const float sc0 = __uint_as_float(s0 << 16), sc1 = __uint_as_float(s1 << 16);
   const float zz0 = 128.0f + __uint_as_float(z0 << 16), zz1 = 128.0f + __uint_as_float(z1 << 16);
-  acc[0] = fmaf(sc0, fmaf(-zz0, sum_a[0], part[0]), acc[0]);
-  acc[1] = fmaf(sc0, fmaf(-zz0, sum_a[1], part[1]), acc[1]);
-  acc[2] = fmaf(sc1, fmaf(-zz1, sum_a[0], part[2]), acc[2]);
-  acc[3] = fmaf(sc1, fmaf(-zz1, sum_a[1], part[3]), acc[3]);
+  acc[0] = fmaf(sc0, fmaf(-zz0, sum_a[0][0], part[0][0]), acc[0]);
+  acc[1] = fmaf(sc0, fmaf(-zz0, sum_a[0][1], part[0][1]), acc[1]);
+  acc[2] = fmaf(sc1, fmaf(-zz1, sum_a[0][0], part[0][2]), acc[2]);
+  acc[3] = fmaf(sc1, fmaf(-zz1, sum_a[0][1], part[0][3]), acc[3]);
+}
+
+// The same with A's fragments loaded from pa first.
+__device__ __forceinline__ void LeanChunkMath(float (&acc)[4], const uint4& w0, const uint4& w1, uint32_t s0,
+                                              uint32_t s1, uint32_t z0, uint32_t z1, const __nv_bfloat16* pa,
+                                              bool has_a) {
+  uint4 bf[4];
+  LeanLoadAFragments(bf, pa, has_a);
+  LeanChunkMathOn(acc, w0, w1, s0, s1, z0, z1, bf);
 }
 
 // One warp's chunks [0, nc) from the given pointers (chunk j at w0 + j * kStride, scales at s0 + j,
