@@ -136,6 +136,21 @@ __device__ __forceinline__ void Pin(float (&d)[64]) {
   for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// A consumer's k tile of 128 x 128 bytes: waits for the stage and issues its four m64n128k32 wgmmas
+// into p as one committed group (the caller waits for it and frees the stage).
+template <int kStageBytes>
+__device__ __forceinline__ void IssueKTile(float (&p)[64], uint32_t full_bar, int stage, uint32_t phase,
+                                           uint64_t desc_a0, uint64_t desc_b0) {
+  ptx::MbarWait(full_bar + 8 * stage, phase);
+  __syncwarp();
+  const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
+  Pin(p);
+  ptx::WgmmaFence();
+#pragma unroll
+  for (int kk = 0; kk < kBK / 32; ++kk) WgmmaM64N128K32E4m3(p, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
+  ptx::WgmmaCommit();
+}
+
 // The producer thread of both kernels: each of the block's tiles (kBM x kBN, persistent stride
 // gridDim.x), k tile by k tile, into the stage ring (A then B a stage) once the consumers free it.
 template <int kStages, int kStageBytes, int kABytesOfStage, int kTileM, int kTileN>
@@ -295,15 +310,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           float part2[64];
           int rstage = stage;  // the stage the next promotion releases
           const auto issue = [&](float(&p)[64]) {
-            ptx::MbarWait(full_bar + 8 * stage, phase);
-            __syncwarp();
-            const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
-            Pin(p);
-            ptx::WgmmaFence();
-#pragma unroll
-            for (int kk = 0; kk < kBK / 32; ++kk)
-              WgmmaM64N128K32E4m3(p, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
-            ptx::WgmmaCommit();
+            IssueKTile<kStageBytes>(p, full_bar, stage, phase, desc_a0, desc_b0);
             if (++stage == kStages) stage = 0, phase ^= 1;
           };
           const auto promote = [&](float(&p)[64], int kt, float a0, float a1) {
@@ -540,15 +547,7 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
           bl = nbl;
           nbl = __ldg(pb + min(kt + 33 + lane, k_blocks - 1));
         }
-        ptx::MbarWait(full_bar + 8 * stage, phase);
-        __syncwarp();
-        const uint64_t doff = static_cast<uint32_t>(stage * kStageBytes) >> 4;
-        Pin(part);
-        ptx::WgmmaFence();
-#pragma unroll
-        for (int kk = 0; kk < kBK / 32; ++kk)
-          WgmmaM64N128K32E4m3(part, desc_a0 + doff + 2 * kk, desc_b0 + doff + 2 * kk, kk);
-        ptx::WgmmaCommit();
+        IssueKTile<kStageBytes>(part, full_bar, stage, phase, desc_a0, desc_b0);
         ptx::WgmmaWait<0>();
         Pin(part);
         if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
