@@ -35,11 +35,13 @@
 #include <cstring>
 #include <vector>
 
+#include "core/dtype.h"
 #include "quant/w4a16_gemm/w4a16_mma_lean.cuh"
 
 namespace {
 
 using namespace kbench::kernels::w4a16;
+using kbench::kernels::Bf16ToFloat;
 using kbench::kernels::W4TiledWord;
 using bf16 = __nv_bfloat16;
 
@@ -170,13 +172,6 @@ __global__ void FillBf16(bf16* p, size_t n, uint32_t seed) {
 bool Ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) std::printf("CUDA error %s: %s\n", what, cudaGetErrorString(e));
   return e == cudaSuccess;
-}
-
-float Bf16ToFloat(uint16_t b) {
-  uint32_t u = uint32_t{b} << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
 }
 
 // Medians of 50 cold samples of launch() between two events.
