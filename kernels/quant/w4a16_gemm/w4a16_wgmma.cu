@@ -16,8 +16,13 @@
 //     64 weight rows, dequantize a chunk's fragments (scale applied in bf16, as v4 does past M = 16)
 //     and issue its wgmmas in two halves, so the second half's dequantization runs under the first
 //     half's wgmmas. 288 threads and ~100-145 registers: two blocks share an SM.
-//   - K splits over grid.y where the row blocks leave block slots idle; the last block of a row block
-//     sums the f32 partials in split order (MergeSplits: bitwise repeatable).
+//   - K splits over grid.y where the row blocks leave block slots idle. Where each block's K range is
+//     short (4096 x 4096, N = 2112), the splits of a row block are one cluster: each leaves its f32
+//     partial tile in its shared memory and each sums a share of the tile over all of them, in split
+//     order, through distributed shared memory (3-16% off 48-64 x 4096 x 4096 and 12% off 17 x 2112 x
+//     7168 on the H200 against the global merge). Elsewhere the last block of a row block sums the
+//     partials from global memory in split order (MergeSplits). Both orders are the same: bitwise
+//     repeatable, and the same bits either way.
 // Tried and not kept (GEMM_README.md): 256 weight rows a block (a producer warpgroup, setmaxnreg 40 /
 // 232: slower at every decode shape), 8 stages, capping the K split at 4 or 2 ways.
 // Needs K % 128 == 0 (SKIPPED otherwise), M <= 128, an sm_90 device; A or W off 16-byte alignment (TMA)
@@ -31,6 +36,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/cluster_occupancy.cuh"
 #include "core/cuda/occupancy.cuh"
 #include "core/cuda/tensor_map.cuh"
 #include "core/cuda/workspace.cuh"
@@ -51,6 +57,10 @@ using bf16 = __nv_bfloat16;
 constexpr int kConsumerWarps = 8;                       // two warpgroups, threads 0 .. 255
 constexpr int kThreads = 32 * (kConsumerWarps + 1);     // + the producer warp
 constexpr int kStages = 4;
+// The K split's partial tile in shared memory (kCluster): column c (a row of A) of the block's 128
+// weight rows at c * kPartStride floats; 4 floats of padding so that the accumulators' writes (lanes
+// 8 rows by 4 columns two apart) fall in distinct banks.
+constexpr int kPartStride = 128 + 4;
 
 // The shapes of one instantiation: NP columns of the wgmma (M padded), R 64-row groups a warpgroup,
 // S stages.
@@ -64,6 +74,7 @@ struct WgShape {
   static_assert(kActBytes % 1024 == 0 && kStage % 1024 == 0, "boxes start on 1024-byte boundaries");
   static_assert(kRows <= 256, "a TMA box has at most 256 rows");
   static_assert(kSmem <= 227 * 1024, "the stages must fit an SM's shared memory");
+  static_assert(NP * kPartStride * 4 <= S * kStage, "the partial tile fits in the stages it reuses");
 };
 
 #if KB_GEMM_SM90A
@@ -123,10 +134,34 @@ __device__ __forceinline__ void PinAcc(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+
+// Every thread of the cluster: shared-memory writes before it are visible to the cluster after it.
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ uint32_t ClusterRank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Four floats at `addr` in the shared memory of cluster block `rank`.
+__device__ __forceinline__ float4 LdClusterV4(uint32_t addr, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
 #endif
 
-template <int NP, int R, int S>
-__global__ void __launch_bounds__(kThreads, 1)
+
+// The clustered form fits two blocks an SM up to NP = 64 (<= 112 registers), so that a device holds
+// every cluster of a 4096-row problem at once.
+template <int NP, int R, int S, bool kCluster>
+__global__ void __launch_bounds__(kThreads, kCluster && NP <= 64 ? 2 : 1)
     W4a16Wgmma(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_w,
                const bf16* __restrict__ scales, const bf16* __restrict__ zeros, bf16* __restrict__ c, int m, int n,
                int k, int per_split, float* __restrict__ part, unsigned* __restrict__ counters) {
@@ -162,6 +197,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::TmaLoad2d(st + Sh::kActBytes, &tma_w, kc / kW4PerWord, n0, full);
         if (++stage == S) stage = 0, phase ^= 1;
       }
+    }
+    if constexpr (kCluster) {
+      __syncwarp();  // lane 0 back from producing: the barrier is .aligned
+      if (gridDim.y > 1) ClusterSync(), ClusterSync();  // the consumers' two (every thread arrives)
     }
     return;
   }
@@ -277,6 +316,48 @@ __global__ void __launch_bounds__(kThreads, 1)
     for_each_out([&](int row, int col, float v) { c[static_cast<int64_t>(col) * n + row] = __float2bfloat16_rn(v); });
     return;
   }
+  if constexpr (kCluster) {
+    // The splits of a row block are one cluster (grid.y): each block leaves its f32 partial tile in
+    // its own shared memory (the stages, once every consumer warp is done with them), and block r
+    // sums every block's tile, in rank order, for its share of the tile's float4 units, reading the
+    // others' shared memory directly: no global partials, fence, counter or last-block merge.
+    ptx::NamedBarrier(1, 32 * kConsumerWarps);  // no consumer warp still reads a stage
+    float* tile = reinterpret_cast<float*>(smem_raw + (base - ptx::SmemAddr(smem_raw)));
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        const int row = lr[r] + ((i % 4) >= 2 ? 8 : 0), col = 8 * (i / 4) + 2 * t + (i % 2);
+        tile[col * kPartStride + row] = acc[r][i];
+      }
+    ClusterSync();
+    const uint32_t rank = ClusterRank(), splits = gridDim.y;
+    const int units = min(m, NP) * (Sh::kRows / 4);  // float4s of the columns A has
+    for (int u = static_cast<int>(rank) * 32 * kConsumerWarps + threadIdx.x; u < units;
+         u += static_cast<int>(splits) * 32 * kConsumerWarps) {
+      const int col = u / (Sh::kRows / 4), row = 4 * (u % (Sh::kRows / 4));
+      const uint32_t at = base + static_cast<uint32_t>(col * kPartStride + row) * 4;
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (uint32_t sp = 0; sp < splits; ++sp) {
+        const float4 v = LdClusterV4(at, sp);
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      bf16* out = c + static_cast<int64_t>(col) * n + n0 + row;
+      const float f[4] = {sum.x, sum.y, sum.z, sum.w};
+      if (n0 + row + 3 < n && (reinterpret_cast<uintptr_t>(out) & 7) == 0) {
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(f[0], f[1]), hi = __floats2bfloat162_rn(f[2], f[3]);
+        uint2 packed;
+        packed.x = *reinterpret_cast<const uint32_t*>(&lo), packed.y = *reinterpret_cast<const uint32_t*>(&hi);
+        *reinterpret_cast<uint2*>(out) = packed;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (n0 + row + e < n) out[e] = __float2bfloat16_rn(f[e]);
+      }
+    }
+    ClusterSync();  // no block leaves while another still reads its tile
+    return;
+  }
   float* mine = part + static_cast<int64_t>(blockIdx.y) * m * n;
   for_each_out([&](int row, int col, float v) { mine[static_cast<int64_t>(col) * n + row] = v; });
   __shared__ bool last;
@@ -294,6 +375,38 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---- host ----------------------------------------------------------------------------------------
+using V5Kernel = void (*)(CUtensorMap, CUtensorMap, const bf16*, const bf16*, bf16*, int, int, int, int, float*,
+                         unsigned*);
+
+// The grid of an n x k problem: row blocks x K splits (W4KSplit's rule over the device's resident
+// blocks), and whether the splits of a row block run as one cluster and sum their partials through
+// distributed shared memory: where there are 2 to 8 of them (a portable cluster), each block's K range
+// is short (at most kClusterMaxChunks chunks: there the merge is a large share of a block's time;
+// with longer ranges the clustered grid measured slower on the H200, its blocks placed two an SM) and
+// every cluster fits on the device at once. Otherwise the partials go through global memory and the
+// last block of a row block sums them. 0 or a cudaError_t as int.
+constexpr int kClusterMaxChunks = 8;
+struct V5Plan {
+  int64_t row_blocks = 0, slots = 1, splits = 1, per = 0;
+  bool cluster = false;
+};
+template <int NP, int R, int S>
+int PlanV5(int64_t n, int64_t k, V5Plan* plan) {
+  using Sh = WgShape<NP, R, S>;
+  const auto* plain = reinterpret_cast<const void*>(&W4a16Wgmma<NP, R, S, false>);
+  const auto* clustered = reinterpret_cast<const void*>(&W4a16Wgmma<NP, R, S, true>);
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(plain, Sh::kSmem));
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(clustered, Sh::kSmem));
+  plan->row_blocks = cuda::CeilDiv(n, Sh::kRows);
+  plan->slots = std::max<int64_t>(1, cuda::ResidentBlocks(plain, kThreads, Sh::kSmem));
+  const W4KSplitShape shape = W4KSplit(plan->row_blocks, k / kW4Group, plan->slots);
+  plan->splits = shape.splits, plan->per = shape.per;
+  plan->cluster = shape.splits >= 2 && shape.splits <= 8 && shape.per <= kClusterMaxChunks &&
+                  cuda::ResidentClusters(clustered, kThreads, Sh::kSmem, static_cast<int>(shape.splits)) >=
+                      plan->row_blocks;
+  return 0;
+}
+
 template <int NP, int R, int S>
 int LaunchWgmma(const W4Args& g, cudaStream_t s) {
   using Sh = WgShape<NP, R, S>;
@@ -306,17 +419,32 @@ int LaunchWgmma(const W4Args& g, cudaStream_t s) {
                                            Sh::kRows, 16, CU_TENSOR_MAP_SWIZZLE_64B);
       e != 0)
     return e;
-  const void* kernel = reinterpret_cast<const void*>(&W4a16Wgmma<NP, R, S>);
-  KB_CUDA_TRY(cuda::AllowDynamicSmem(kernel, Sh::kSmem));
-  const int64_t row_blocks = cuda::CeilDiv(g.n, Sh::kRows), chunks = g.k / kW4Group;
-  const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, kThreads, Sh::kSmem));
+  V5Plan plan;
+  if (const int e = PlanV5<NP, R, S>(g.n, g.k, &plan); e != 0) return e;
+  const dim3 grid(static_cast<unsigned>(plan.row_blocks), static_cast<unsigned>(plan.splits));
+  // Non-const: cudaLaunchKernelEx takes its arguments' addresses as void*.
+  int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k), per = static_cast<int>(plan.per);
+  const bf16* scales = static_cast<const bf16*>(g.scales);
+  const bf16* zeros = static_cast<const bf16*>(g.zeros);
+  bf16* c = static_cast<bf16*>(g.c);
+  if (plan.cluster) {
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 1, attr.val.clusterDim.y = static_cast<unsigned>(plan.splits), attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid, cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = Sh::kSmem, cfg.stream = s;
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    float* no_part = nullptr;
+    unsigned* no_counters = nullptr;
+    const V5Kernel kernel = &W4a16Wgmma<NP, R, S, true>;
+    KB_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, map_a, map_w, scales, zeros, c, m, n, k, per, no_part, no_counters));
+    return 0;
+  }
   KSplit split;
-  if (const int e = PlanKSplit(row_blocks, chunks, slots, g.m, g.n, s, &split); e != 0) return e;
-  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(split.splits));
-  W4a16Wgmma<NP, R, S><<<grid, kThreads, Sh::kSmem, s>>>(
-      map_a, map_w, static_cast<const bf16*>(g.scales), static_cast<const bf16*>(g.zeros), static_cast<bf16*>(g.c),
-      static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), static_cast<int>(split.per), split.part,
-      split.counters);
+  if (const int e = PlanKSplit(plan.row_blocks, g.k / kW4Group, plan.slots, g.m, g.n, s, &split); e != 0) return e;
+  W4a16Wgmma<NP, R, S, false><<<grid, kThreads, Sh::kSmem, s>>>(map_a, map_w, scales, zeros, c, m, n, k,
+                                                                static_cast<int>(split.per), split.part,
+                                                                split.counters);
   KB_LAUNCH_CHECK();
   return 0;
 }
@@ -354,11 +482,17 @@ std::string SkipV5(const Problem& p) {
 }
 
 std::vector<LaunchInfo> LaunchesV5(const Problem& p) {
-  return WithWidth(p.dim("M"), [](auto np) {
+  return WithWidth(p.dim("M"), [&](auto np) {
     constexpr int kNp = np.value;
-    return std::vector<LaunchInfo>{{"W4a16Wgmma<n" + std::to_string(kNp) + ">",
-                                    reinterpret_cast<const void*>(&W4a16Wgmma<kNp, 1, kStages>), kThreads,
-                                    WgShape<kNp, 1, kStages>::kSmem}};
+    V5Plan plan;
+    const bool planned = PlanV5<kNp, 1, kStages>(p.dim("N"), p.dim("K"), &plan) == 0;
+    const std::string how = !planned || plan.splits == 1 ? ""
+                            : plan.cluster               ? ",split" + std::to_string(plan.splits) + ",cluster"
+                                                         : ",split" + std::to_string(plan.splits) + ",global";
+    const void* kernel = plan.cluster ? reinterpret_cast<const void*>(&W4a16Wgmma<kNp, 1, kStages, true>)
+                                      : reinterpret_cast<const void*>(&W4a16Wgmma<kNp, 1, kStages, false>);
+    return std::vector<LaunchInfo>{
+        {"W4a16Wgmma<n" + std::to_string(kNp) + how + ">", kernel, kThreads, WgShape<kNp, 1, kStages>::kSmem}};
   });
 }
 
