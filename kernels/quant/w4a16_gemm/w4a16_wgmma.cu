@@ -19,10 +19,10 @@
 //   - K splits over grid.y where the row blocks leave block slots idle. Where each block's K range is
 //     short (4096 x 4096, N = 2112), the splits of a row block are one cluster: each leaves its f32
 //     partial tile in its shared memory and each sums a share of the tile over all of them, in split
-//     order, through distributed shared memory (3-16% off 48-64 x 4096 x 4096 and 12% off 17 x 2112 x
+//     order, through distributed shared memory (4-16% off 48-64 x 4096 x 4096 and 12% off 17 x 2112 x
 //     7168 on the H200 against the global merge). Elsewhere the last block of a row block sums the
-//     partials from global memory in split order (MergeSplits). Both orders are the same: bitwise
-//     repeatable, and the same bits either way.
+//     partials from global memory in split order (MergeSplits). Both add the splits in the same order,
+//     from zero: bitwise repeatable.
 // Tried and not kept (GEMM_README.md): 256 weight rows a block (a producer warpgroup, setmaxnreg 40 /
 // 232: slower at every decode shape), 8 stages, capping the K split at 4 or 2 ways.
 // Needs K % 128 == 0 (SKIPPED otherwise), M <= 128, an sm_90 device; A or W off 16-byte alignment (TMA)
