@@ -80,6 +80,15 @@ inline W4KSplitShape W4KSplit(int64_t row_blocks, int64_t units, int64_t slots) 
   return {per, (units + per - 1) / per};
 }
 
+// Whether v5 sums a split's partials inside one cluster (distributed shared memory) rather than through
+// global memory, as far as the split's shape decides: 2 to 8 splits (a portable cluster) of at most
+// kW4ClusterMaxUnits K units each. Past that the clustered grid measured slower on the H200 (its blocks
+// packed two an SM; GEMM_README.md). The launcher also needs every cluster resident at once.
+inline constexpr int64_t kW4ClusterMaxUnits = 8;
+inline bool W4ClusterShape(const W4KSplitShape& s) {
+  return s.splits >= 2 && s.splits <= 8 && s.per <= kW4ClusterMaxUnits;
+}
+
 // Warps splitting K over a 16-row tile in v4's M <= 8 kernel (w4a16_mma_lean.cuh): the widest of 8, 4
 // and 2 whose blocks (one a tile) all fit one wave of resident blocks, `slots8` and `slots4` being the
 // device's resident blocks of the 8- and 4-warp kernels; 2 where neither does.

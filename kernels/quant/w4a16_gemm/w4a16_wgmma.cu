@@ -380,12 +380,10 @@ using V5Kernel = void (*)(CUtensorMap, CUtensorMap, const bf16*, const bf16*, bf
 
 // The grid of an n x k problem: row blocks x K splits (W4KSplit's rule over the device's resident
 // blocks), and whether the splits of a row block run as one cluster and sum their partials through
-// distributed shared memory: where there are 2 to 8 of them (a portable cluster), each block's K range
-// is short (at most kClusterMaxChunks chunks: there the merge is a large share of a block's time;
-// with longer ranges the clustered grid measured slower on the H200, its blocks placed two an SM) and
-// every cluster fits on the device at once. Otherwise the partials go through global memory and the
-// last block of a row block sums them. 0 or a cudaError_t as int.
-constexpr int kClusterMaxChunks = 8;
+// distributed shared memory: where the split's shape allows it (W4ClusterShape: 2-8 splits of short K
+// ranges, where the merge is a large share of a block's time) and every cluster fits on the device at
+// once. Otherwise the partials go through global memory and the last block of a row block sums them.
+// 0 or a cudaError_t as int.
 struct V5Plan {
   int64_t row_blocks = 0, slots = 1, splits = 1, per = 0;
   bool cluster = false;
@@ -401,7 +399,7 @@ int PlanV5(int64_t n, int64_t k, V5Plan* plan) {
   plan->slots = std::max<int64_t>(1, cuda::ResidentBlocks(plain, kThreads, Sh::kSmem));
   const W4KSplitShape shape = W4KSplit(plan->row_blocks, k / kW4Group, plan->slots);
   plan->splits = shape.splits, plan->per = shape.per;
-  plan->cluster = shape.splits >= 2 && shape.splits <= 8 && shape.per <= kClusterMaxChunks &&
+  plan->cluster = W4ClusterShape(shape) &&
                   cuda::ResidentClusters(clustered, kThreads, Sh::kSmem, static_cast<int>(shape.splits)) >=
                       plan->row_blocks;
   return 0;

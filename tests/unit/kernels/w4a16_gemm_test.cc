@@ -107,8 +107,9 @@ TEST(W4a16Fills, TiledCopyIsAPermutationOfThePackedWords) {
   }
 }
 
-// The split rule on the H200's decode launches (132 SMs; v5 holds two blocks an SM at n <= 64, one at
-// n = 128), and its invariants everywhere: one wave, no empty split, no split without idle slots.
+// The split rule on decode launches of a 132-SM device (264 slots: two blocks an SM; 132: one, as v5's
+// kernel held at n = 32-128 on the H200), and its invariants everywhere: one wave, no empty split, no
+// split without idle slots.
 TEST(W4a16KSplit, FillsIdleSlotsInOneWave) {
   const auto expect = [](int64_t rb, int64_t units, int64_t slots, int64_t per, int64_t splits) {
     const W4KSplitShape s = W4KSplit(rb, units, slots);
@@ -132,6 +133,29 @@ TEST(W4a16KSplit, FillsIdleSlotsInOneWave) {
         EXPECT_LT((s.splits - 1) * s.per, units);   // no empty split
         if (s.splits > 1) EXPECT_LE(rb * s.splits, slots) << rb << " " << units << " " << slots;  // one wave
         if (rb >= slots) EXPECT_EQ(s.splits, 1);
+      }
+}
+
+// Which of v5's splits sum in a cluster (given every cluster fits): on one block an SM of a 132-SM
+// device, 4096 x 4096 (4 splits of 8 chunks) and 2112 x 7168 (7 of 8) do; 4096 x 14336 (4 of 28)
+// keeps the global merge, where the clustered grid measured 30% slower; more than 8 splits are past a
+// portable cluster; no split, no merge.
+TEST(W4a16KSplit, ClusterOnlyForShortPortableSplits) {
+  EXPECT_TRUE(W4ClusterShape(W4KSplit(32, 32, 132)));
+  EXPECT_TRUE(W4ClusterShape(W4KSplit(17, 56, 132)));
+  EXPECT_FALSE(W4ClusterShape(W4KSplit(32, 112, 132)));
+  EXPECT_FALSE(W4ClusterShape(W4KSplit(112, 32, 132)));  // no split
+  EXPECT_FALSE(W4ClusterShape(W4KSplit(3, 9, 264)));     // 9 splits
+  EXPECT_TRUE(W4ClusterShape(W4KSplit(32, 32, 264)));    // 8 splits of 4
+  for (int64_t rb = 1; rb <= 300; rb += 7)
+    for (int64_t units = 1; units <= 130; units += 3)
+      for (int64_t slots : {132, 264}) {
+        const W4KSplitShape s = W4KSplit(rb, units, slots);
+        if (W4ClusterShape(s)) {
+          EXPECT_GE(s.splits, 2);
+          EXPECT_LE(s.splits, 8);
+          EXPECT_LE(s.per, kW4ClusterMaxUnits);
+        }
       }
 }
 
