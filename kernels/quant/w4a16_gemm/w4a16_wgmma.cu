@@ -15,7 +15,8 @@
 //   - A producer warp (one thread) issues the loads 4 stages ahead; two consumer warpgroups each hold
 //     64 weight rows, dequantize a chunk's fragments (scale applied in bf16, as v4 does past M = 16)
 //     and issue its wgmmas in two halves, so the second half's dequantization runs under the first
-//     half's wgmmas. 288 threads and ~100-145 registers: two blocks share an SM.
+//     half's wgmmas. 288 threads and 94-145 registers: one block an SM on the H200 (the resource
+//     report: 9 of 64 warps); the clustered form below is built for two at n <= 64.
 //   - K splits over grid.y where the row blocks leave block slots idle. Where each block's K range is
 //     short (4096 x 4096, N = 2112), the splits of a row block are one cluster: each leaves its f32
 //     partial tile in its shared memory and each sums a share of the tile over all of them, in split
