@@ -1,5 +1,6 @@
 // How many clusters of a kernel the current device holds at once: whether a split-K grid whose
-// splits form clusters runs in one wave (w4a16's wgmma rung). Cached per (device, kernel, block,
+// splits form clusters runs in one wave (w4a16's wgmma rung); and the shared memory that keeps a
+// block alone on its SM. Cached per (device, kernel, block,
 // shared memory, cluster size), as ResidentBlocks (occupancy.cuh) is, for the same reason.
 #pragma once
 
@@ -34,6 +35,15 @@ inline int ResidentClusters(const void* kernel, int threads, size_t dynamic_smem
   }
   cache->emplace(key, clusters);
   return clusters;
+}
+
+// Dynamic shared memory a block can ask for so that no second block fits on its SM: half the SM's
+// shared memory and 1 KB (with the 1 KB each block reserves, two would need more than the SM has).
+inline size_t OneBlockAnSmSmem() {
+  int device = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  return static_cast<size_t>(per_sm) / 2 + 1024;
 }
 
 }  // namespace kbench::kernels::cuda

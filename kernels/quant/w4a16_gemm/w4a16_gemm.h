@@ -89,6 +89,29 @@ inline bool W4ClusterShape(const W4KSplitShape& s) {
   return s.splits >= 2 && s.splits <= 8 && s.per <= kW4ClusterMaxUnits;
 }
 
+// v5's clustered blocks read their scales and zero points from one TMA box of each, loaded with the
+// first chunk: kW4ScaleBoxGroups groups from the block's first group rounded down to 8 (a box starts
+// 16-byte aligned in global memory), so a block's K range is at most 24 - 7 = 17 groups. TMA needs the
+// tensors' row stride (groups x 2 bytes) a multiple of 16.
+inline constexpr int kW4ScaleBoxGroups = 24;
+inline bool W4ScalesByTma(int64_t groups) { return groups % 8 == 0; }
+
+// The K split of v5's clusters whose blocks each own an SM: the widest split of at most
+// min(max_splits, 8) ways (W4KSplit's, and a portable cluster) and at least 2 whose K ranges are at
+// most kW4ClusterMaxUnitsOneSm units and for which fits(splits) (the device holds every cluster at once,
+// one block an SM); {units, 1} where none does. 12: the 11-chunk ranges of 4096 x 4096 measured
+// faster than 8-chunk ones on shared SMs; the 28-chunk ranges of K = 14336 were slower.
+inline constexpr int64_t kW4ClusterMaxUnitsOneSm = 12;
+template <typename Fits>
+W4KSplitShape W4ClusterSplit(int64_t units, int64_t max_splits, Fits&& fits) {
+  for (int64_t want = std::min<int64_t>(max_splits, 8); want >= 2; --want) {
+    const int64_t per = (units + want - 1) / want, splits = (units + per - 1) / per;
+    if (per > kW4ClusterMaxUnitsOneSm) break;  // fewer ways only lengthen the ranges
+    if (splits >= 2 && fits(splits)) return {per, splits};
+  }
+  return {units, 1};
+}
+
 // Warps splitting K over a 16-row tile in v4's M <= 8 kernel (w4a16_mma_lean.cuh): the widest of 8, 4
 // and 2 whose blocks (one a tile) all fit one wave of resident blocks, `slots8` and `slots4` being the
 // device's resident blocks of the 8- and 4-warp kernels; 2 where neither does.

@@ -3,6 +3,7 @@
 // derived dims' validation, the cost split and the CPU rung against the reference.
 #include "quant/w4a16_gemm/w4a16_gemm.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -157,6 +158,41 @@ TEST(W4a16KSplit, ClusterOnlyForShortPortableSplits) {
           EXPECT_LE(s.per, kW4ClusterMaxUnits);
         }
       }
+}
+
+// The split of clusters whose blocks each own an SM: the widest that fits, never past 8 ways, the
+// planner's own split or kW4ClusterMaxUnitsOneSm units a block; every unit covered once.
+TEST(W4a16KSplit, ClusterAloneTakesTheWidestSplitThatFits) {
+  // 4096 x 4096 on the H200: clusters of 4 do not all fit one block an SM, clusters of 3 do.
+  const W4KSplitShape s = W4ClusterSplit(32, 4, [](int64_t splits) { return splits <= 3; });
+  EXPECT_EQ(s.splits, 3);
+  EXPECT_EQ(s.per, 11);
+  EXPECT_EQ(W4ClusterSplit(32, 4, [](int64_t) { return true; }).splits, 4);
+  EXPECT_EQ(W4ClusterSplit(56, 14, [](int64_t) { return true; }).splits, 8);     // a portable cluster
+  EXPECT_EQ(W4ClusterSplit(32, 4, [](int64_t) { return false; }).splits, 1);     // nothing fits
+  EXPECT_EQ(W4ClusterSplit(32, 1, [](int64_t) { return true; }).splits, 1);      // no split wanted
+  EXPECT_EQ(W4ClusterSplit(112, 8, [](int64_t) { return true; }).splits, 1);     // 14 units a block
+  EXPECT_EQ(W4ClusterSplit(112, 8, [](int64_t s) { return s < 8; }).splits, 1);  // 16 and more
+  for (int64_t units = 1; units <= 130; units += 3)
+    for (int64_t max_splits = 1; max_splits <= 12; ++max_splits)
+      for (int64_t fit = 1; fit <= 9; ++fit) {
+        const W4KSplitShape c = W4ClusterSplit(units, max_splits, [&](int64_t splits) { return splits <= fit; });
+        if (c.splits == 1) continue;
+        EXPECT_LE(c.splits, std::min<int64_t>({8, max_splits, fit}));
+        EXPECT_LE(c.per, kW4ClusterMaxUnitsOneSm);
+        EXPECT_GE(c.per * c.splits, units);
+        EXPECT_LT(c.per * (c.splits - 1), units);  // no empty split
+        // The scale box of a block holds its whole K range, from any first group.
+        EXPECT_LE(7 + c.per, kW4ScaleBoxGroups);
+      }
+}
+
+TEST(W4a16KSplit, ScalesByTmaNeedRowsOfWhole16Bytes) {
+  EXPECT_TRUE(W4ScalesByTma(32));   // K = 4096
+  EXPECT_TRUE(W4ScalesByTma(56));   // K = 7168
+  EXPECT_TRUE(W4ScalesByTma(112));  // K = 14336
+  EXPECT_FALSE(W4ScalesByTma(9));   // K = 1152: 18-byte rows
+  EXPECT_FALSE(W4ScalesByTma(4));
 }
 
 // v4's M <= 8 split on the H200 (132 SMs; the 8-warp kernel holds 2 blocks an SM, the 4-warp one 4):
