@@ -3,7 +3,7 @@
 // M <= 16 cuda_v4 is faster). cuda_v4's mma.sync kernels put M on
 // the n = 8 side and issue N/8 mma.sync a weight fragment; past M = 16 they run latency-bound with 8
 // warps an SM (GEMM_README.md, the Nsight Compute profile) and fall below cuBLAS. Here one
-// wgmma.m64nNk16 (N = M padded to 8, 16, 32, 48, 64 or 128) takes a warpgroup's 64 weight rows x 16 k from
+// wgmma.m64nNk16 (N = M padded to 8, 16, 32, 48, 56, 64 or 128) takes a warpgroup's 64 weight rows x 16 k from
 // registers and the activations from shared memory, asynchronously.
 //
 //   - The natural W layout serves the register fragment: lane (g, t) at k16 step s needs rows g and
@@ -125,6 +125,16 @@ __device__ __forceinline__ void WgmmaRegA(float (&d)[24], const uint32_t (&a)[4]
       "{%24, %25, %26, %27}, %28, p, 1, 1, 0;\n"  // A in registers, B K-major
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+__device__ __forceinline__ void WgmmaRegA(float (&d)[28], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n56k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, "
+      "{%28, %29, %30, %31}, %32, p, 1, 1, 0;\n"  // A in registers, B K-major
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
@@ -542,15 +552,16 @@ int LaunchWgmma(const W4Args& g, cudaStream_t s) {
   return 0;
 }
 
-// f(std::integral_constant<int, NP>) with NP, the wgmma's n: M padded to 8, 16, 32, 48, 64 or 128.
-// (48: a third less tensor work and activation traffic than 64 for M = 33..48: 40 x 4096 x 4096 and
-// 48 x 14336 x 4096 5-10% faster on the H200.)
+// f(std::integral_constant<int, NP>) with NP, the wgmma's n: M padded to 8, 16, 32, 48, 56, 64 or 128.
+// (48 and 56: less tensor work and activation traffic than 64 for M = 33..56: 40 x 4096 x 4096 and
+// 48 x 14336 x 4096 5-10% faster on the H200, 56 x 4096 x 4096 6%.)
 template <typename F>
 auto WithWidth(int64_t m, F&& f) {
   if (m <= 8) return f(std::integral_constant<int, 8>{});
   if (m <= 16) return f(std::integral_constant<int, 16>{});
   if (m <= 32) return f(std::integral_constant<int, 32>{});
   if (m <= 48) return f(std::integral_constant<int, 48>{});
+  if (m <= 56) return f(std::integral_constant<int, 56>{});
   if (m <= 64) return f(std::integral_constant<int, 64>{});
   return f(std::integral_constant<int, 128>{});  // 40 KB a stage: one block an SM
 }
