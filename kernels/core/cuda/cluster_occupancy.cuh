@@ -1,7 +1,7 @@
 // How many clusters of a kernel the current device holds at once: whether a split-K grid whose
-// splits form clusters runs in one wave (w4a16's wgmma rung); and the shared memory that keeps a
-// block alone on its SM. Cached per (device, kernel, block,
-// shared memory, cluster size), as ResidentBlocks (occupancy.cuh) is, for the same reason.
+// splits form clusters runs in one wave (w4a16's wgmma rung), cached per (device, kernel, block,
+// shared memory, cluster size) as ResidentBlocks (occupancy.cuh) is, for the same reason; and the
+// shared memory that keeps a block alone on its SM.
 #pragma once
 
 #include <cuda_runtime.h>

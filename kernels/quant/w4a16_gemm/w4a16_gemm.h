@@ -99,8 +99,9 @@ inline bool W4ScalesByTma(int64_t groups) { return groups % 8 == 0; }
 // The K split of v5's clusters whose blocks each own an SM: the widest split of at most
 // min(max_splits, 8) ways (W4KSplit's, and a portable cluster) and at least 2 whose K ranges are at
 // most kW4ClusterMaxUnitsOneSm units and for which fits(splits) (the device holds every cluster at once,
-// one block an SM); {units, 1} where none does. 12: the 11-chunk ranges of 4096 x 4096 measured
-// faster than 8-chunk ones on shared SMs; the 28-chunk ranges of K = 14336 were slower.
+// one block an SM); {units, 1} where none does. 12: ranges up to 11 chunks were measured (4096 x 4096,
+// faster than 8-chunk ones on shared SMs); 28-chunk clusters at K = 14336, tried on shared SMs, were
+// slower than the global merge, and long ranges alone on their SMs were not tried.
 inline constexpr int64_t kW4ClusterMaxUnitsOneSm = 12;
 template <typename Fits>
 W4KSplitShape W4ClusterSplit(int64_t units, int64_t max_splits, Fits&& fits) {
