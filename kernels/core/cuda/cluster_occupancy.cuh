@@ -1,7 +1,7 @@
 // How many clusters of a kernel the current device holds at once: whether a split-K grid whose
 // splits form clusters runs in one wave (w4a16's wgmma rung), cached per (device, kernel, block,
 // shared memory, cluster size) as ResidentBlocks (occupancy.cuh) is, for the same reason; and the
-// shared memory that keeps a block alone on its SM.
+// shared memory that keeps a block alone on its SM (cached per device).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,11 +39,19 @@ inline int ResidentClusters(const void* kernel, int threads, size_t dynamic_smem
 
 // Dynamic shared memory a block can ask for so that no second block fits on its SM: half the SM's
 // shared memory and 1 KB (with the 1 KB each block reserves, two would need more than the SM has).
+// Cached per device: the w4a16 launcher asks on every launch.
 inline size_t OneBlockAnSmSmem() {
-  int device = 0, per_sm = 0;
+  static std::mutex mu;
+  static auto* cache = new std::map<int, size_t>();  // never destroyed
+  int device = 0;
   cudaGetDevice(&device);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache->find(device); it != cache->end()) return it->second;
+  int per_sm = 0;
   cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
-  return static_cast<size_t>(per_sm) / 2 + 1024;
+  const size_t bytes = static_cast<size_t>(per_sm) / 2 + 1024;
+  cache->emplace(device, bytes);
+  return bytes;
 }
 
 }  // namespace kbench::kernels::cuda
