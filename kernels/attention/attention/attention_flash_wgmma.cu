@@ -25,6 +25,12 @@
 //     Q and first K/V tiles load while this tile's last P V and output stores run, instead of each
 //     new block waiting for its Q. Measured on an H200 (bf16, B8 H16 N4096 d128): 1645-1648 against
 //     1669-1672 us, 909-910 against 942 causal; causal d = 64 386 against 417.
+//     The consumers' loop runs across tiles: two Q buffers, and a tile's last P V is issued beside
+//     the next tile's first S, so neither waits alone at the boundary (1-2% on the causal problems,
+//     whose tiles are shortest; nothing on the others).
+//   - the softmax's row maxima and sums as trees, not chains: with one warp of each warpgroup on a
+//     scheduler the softmax is latency-bound, and it sets how soon a warpgroup takes its next turn
+//     (1% at d = 128, 3% at d = 64; the attention README has both measurements).
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
 // masked per element; the longest query tiles are launched (persistent: handed out) first. Edges:
 // TMA zero-fills and the mask covers any N; the output is stored with row guards. Packed
@@ -57,22 +63,26 @@ constexpr int kBlockM = 128, kBlockN = 128, kStages = 2;
 constexpr int kConsumers = 2, kThreads = 128 * (1 + kConsumers);
 constexpr int kChunkCols = 64;  // one TMA box / swizzle row: 64 halves = 128 bytes
 
-template <int D>
+// kQBufs: the persistent kernel keeps two Q buffers, so the next tile's Q is in shared memory before
+// its first S is issued beside the current tile's last P V (the consumers' loop runs across tiles).
+template <int D, int kQBufs>
 struct Layout {
   static constexpr int kChunks = D / kChunkCols;
   static constexpr int kQBytes = kBlockM * D * 2;          // chunk c at c * kBlockM * 128
   static constexpr int kTileChunkBytes = kBlockN * 128;    // one 64-column chunk of a K or V tile
   static constexpr int kTileBytes = kBlockN * D * 2;
-  static constexpr int kK = kQBytes;                       // K stages, then V stages
+  static constexpr int kK = kQBufs * kQBytes;              // Q buffers, then K stages, then V stages
   static constexpr int kV = kK + kStages * kTileBytes;
-  // q_full, k_full[2], k_empty[2], v_full[2], v_empty[2]; persistent: q_empty, tile_full[2],
-  // tile_empty[2], then the two tile ids (120 bytes in all)
+  // mbarriers, 8 bytes each: q_full[2], k_full[2], k_empty[2], v_full[2], v_empty[2]; persistent:
+  // q_empty[2], tile_full[2], tile_empty[2]; then the two tile ids (136 bytes in all)
   static constexpr int kBars = kV + kStages * kTileBytes;
-  static constexpr int kSmem = kBars + 16 * 8 + 1024;      // + slack to align the base to 1024
+  static constexpr int kSmem = kBars + 20 * 8 + 1024;      // + slack to align the base to 1024
   static_assert(kSmem <= 227 * 1024, "Q and two stages of K and V fit");
   static_assert(kChunks * kTileChunkBytes == kTileBytes && kTileChunkBytes % 1024 == 0,
                 "a tile is whole 64-column chunks, each on a 1024-byte boundary (the swizzle period)");
 };
+template <int D, bool kPersistent>
+using LayoutOf = Layout<D, kPersistent ? 2 : 1>;
 
 #if KB_GEMM_SM90A
 template <typename T, int D>
@@ -89,6 +99,18 @@ __device__ __forceinline__ void Gemm2(float (&o)[D / 2], const uint32_t (&a)[4],
     if constexpr (std::is_same_v<T, __half>) wg::WgmmaO128F16(o, a, db);
     else wg::WgmmaO128Bf16(o, a, db);
   }
+}
+
+// v[0] op v[1] op ... op v[15] as a tree of depth 4 (v is overwritten): written out level by level so
+// that it unrolls into registers.
+template <typename Op>
+__device__ __forceinline__ float Tree16(float (&v)[16], Op op) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = op(v[i], v[i + 8]);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = op(v[i], v[i + 4]);
+  v[0] = op(v[0], v[2]), v[1] = op(v[1], v[3]);
+  return op(v[0], v[1]);
 }
 
 template <typename T>
@@ -118,19 +140,20 @@ __global__ void __launch_bounds__(kThreads, 1)
                const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
                SeqLayout lay, float scale_log2, TileCounter sched) {
 #if KB_GEMM_SM90A
-  using L = Layout<D>;
+  using L = LayoutOf<D, kPersistent>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (ptx::SmemAddr(smem_raw) + 1023u) & ~1023u;
-  const uint32_t q_full = base + L::kBars;
-  const auto k_full = [&](int st) { return q_full + 8 + 8 * st; };
-  const auto k_empty = [&](int st) { return q_full + 24 + 8 * st; };
-  const auto v_full = [&](int st) { return q_full + 40 + 8 * st; };
-  const auto v_empty = [&](int st) { return q_full + 56 + 8 * st; };
-  // Persistent only: Q's buffer free again, and a two-slot ring of tile ids from the producer.
-  const uint32_t q_empty = q_full + 72;
-  const auto tile_full = [&](int i) { return q_full + 80 + 8 * i; };
-  const auto tile_empty = [&](int i) { return q_full + 96 + 8 * i; };
-  volatile int* tile_slot = reinterpret_cast<volatile int*>(smem_raw + (base - ptx::SmemAddr(smem_raw)) + L::kBars + 112);
+  const uint32_t bars = base + L::kBars;
+  const auto q_full = [&](int b) { return bars + 8 * b; };
+  const auto k_full = [&](int st) { return bars + 16 + 8 * st; };
+  const auto k_empty = [&](int st) { return bars + 32 + 8 * st; };
+  const auto v_full = [&](int st) { return bars + 48 + 8 * st; };
+  const auto v_empty = [&](int st) { return bars + 64 + 8 * st; };
+  // Persistent only: a Q buffer free again, and a two-slot ring of tile ids from the producer.
+  const auto q_empty = [&](int b) { return bars + 80 + 8 * b; };
+  const auto tile_full = [&](int i) { return bars + 96 + 8 * i; };
+  const auto tile_empty = [&](int i) { return bars + 112 + 8 * i; };
+  volatile int* tile_slot = reinterpret_cast<volatile int*>(smem_raw + (base - ptx::SmemAddr(smem_raw)) + L::kBars + 128);
   // Warp-uniform as far as ptxas can tell (a shuffle from lane 0), so the consumer's Q offset and
   // the wgmma descriptors derived from it stay in uniform registers.
   const int wgi = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
@@ -174,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   if (threadIdx.x == 0) {
-    ptx::MbarInit(q_full, 1);
+    for (int b = 0; b < 2; ++b) ptx::MbarInit(q_full(b), 1);
     for (int st = 0; st < kStages; ++st) {
       ptx::MbarInit(k_full(st), 1);
       ptx::MbarInit(v_full(st), 1);
@@ -182,8 +205,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::MbarInit(v_empty(st), kConsumers * 4);
     }
     if constexpr (kPersistent) {
-      ptx::MbarInit(q_empty, kConsumers * 4);
       for (int i = 0; i < 2; ++i) {
+        ptx::MbarInit(q_empty(i), kConsumers * 4);
         ptx::MbarInit(tile_full(i), 1);
         ptx::MbarInit(tile_empty(i), kConsumers * 4);
       }
@@ -195,10 +218,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wgi == 0) {
     ptx::SetMaxNRegDec<24>();
     if (threadIdx.x == 0) {
-      // Loads tile t's Q and its K/V tiles; kv counts the K/V tiles loaded before it (stage, parity).
-      const auto produce = [&](const Tile& t, int kv) {
-        ptx::MbarArriveExpectTx(q_full, L::kQBytes);
-        for (int c = 0; c < L::kChunks; ++c) tma(base + c * kBlockM * 128, &map_q, c, t.q_row0, t.q_z, q_full);
+      // Loads tile t's Q into buffer qb and its K/V tiles; kv counts the K/V tiles loaded before it
+      // (stage, parity).
+      const auto produce = [&](const Tile& t, int kv, int qb) {
+        ptx::MbarArriveExpectTx(q_full(qb), L::kQBytes);
+        for (int c = 0; c < L::kChunks; ++c)
+          tma(base + qb * L::kQBytes + c * kBlockM * 128, &map_q, c, t.q_row0, t.q_z, q_full(qb));
         for (int j = 0; j < t.n_tiles; ++j) {
           const int g = kv + j, st = g % kStages;
           const uint32_t parity = ((g / kStages) & 1) ^ 1;  // first pass over the stages: returns at once
@@ -224,8 +249,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::MbarArrive(tile_full(n & 1));
           if (id >= total_tiles) break;
           const Tile t = tile_of(n == 0 ? first : FixedWorkAt(s, lay, id, sched.tiles, sched.pairs));
-          ptx::MbarWait(q_empty, (n & 1) ^ 1);  // the consumers' last S of the previous tile read Q
-          produce(t, kv);
+          // Buffer n % 2 is free once the consumers' last S of tile n - 2 has read it.
+          ptx::MbarWait(q_empty(n & 1), ((n >> 1) & 1) ^ 1);
+          produce(t, kv, n & 1);
           kv += t.n_tiles;
         }
         __threadfence();
@@ -234,7 +260,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           sched.next_and_done[1] = 0;
         }
       } else {
-        produce(tile_of(first), 0);
+        produce(tile_of(first), 0, 0);
       }
     }
     return;
@@ -253,211 +279,265 @@ __global__ void __launch_bounds__(kThreads, 1)
   // other's arrival on a named barrier (ids 1 and 2; 256 threads: one warpgroup syncs, the other
   // arrives), so one warpgroup's softmax runs while the other's GEMMs own the tensor cores.
   // Consumer 0 goes first: consumer 1 arrives once up front; so that every arrival is matched,
-  // consumer 1 skips its last arrival (one tile), or consumer 0 syncs once more at the end
-  // (persistent: consumer 1 does not know its last turn when it takes it).
+  // consumer 1 skips its last arrival (one tile: n_tiles + 1 turns), or consumer 0 syncs once more
+  // at the end (persistent: consumer 1 does not know its last turn when it takes it).
+  int turns_left = 0;
   const auto begin_turn = [&] {
     if constexpr (kPingPong) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + consumer) : "memory");
+  };
+  const auto end_turn = [&] {
+    if constexpr (kPingPong)
+      if (kPersistent || consumer == 0 || --turns_left > 0) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
   };
   if constexpr (kPingPong)
     if (consumer == 1) asm volatile("bar.arrive %0, 256;\n" ::"r"(1) : "memory");
 
-  // One tile: kv counts the K/V tiles consumed before it, q_parity is its Q's phase.
-  const auto consume = [&](const Tile& tile, int kv, uint32_t q_parity) {
-    const BlockWork& w = tile.w;
-    const int64_t n_q = w.n_q, n_kv = w.n_kv, shift = tile.shift;
-    const int n_tiles = tile.n_tiles;
-    const int64_t row0 = tile.i0 + consumer * 64 + warp * 16 + (lane >> 2), row1 = row0 + 8;  // in the sequence
-    const int64_t first_row = tile.i0 + consumer * 64;  // this warpgroup's first query row
-    const int turns = n_tiles + 1;
-    int turn = 0;
-    const auto end_turn = [&] {
-      if constexpr (kPingPong) {
-        if (kPersistent || consumer == 0 || ++turn < turns) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - consumer) : "memory");
-      }
-    };
-    float acc[D / 2];
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
-    float sc[64];
-    uint32_t pf[kBlockN / 16][4];
-    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
-
-    // S = Q K_j^T, issued and committed, not waited for.
-    const auto issue_s = [&](int j) {
-      const int st = (kv + j) % kStages;
-      ptx::MbarWait(k_full(st), ((kv + j) / kStages) & 1);
-      __syncwarp();  // the .aligned wgmma instructions need the warp converged
-#pragma unroll
-      for (int i = 0; i < 64; ++i) sc[i] = 0.f;
-      wg::FenceRegs(sc);
-      wg::FenceRegs(acc);
-      wg::FenceRegs(pf);
-      ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
-#pragma unroll
-      for (int ks = 0; ks < D / 16; ++ks) {
-        // 16 more d = 32 more bytes along a 128-byte swizzled row; every 4 steps the next 64-column chunk.
-        const uint32_t off = (ks % 4) * 32;
-        Gemm1<T, D>(sc, q_desc + (((ks / 4) * kBlockM * 128 + off) >> 4),
-                    k_desc + ((st * L::kTileBytes + (ks / 4) * L::kTileChunkBytes + off) >> 4));
-      }
-      ptx::WgmmaCommit();
-    };
-    // O += P_j V_j, issued and committed, not waited for (P_j stays in pf until it completes).
-    const auto issue_pv = [&](int j) {
-      const int st = (kv + j) % kStages;
-      ptx::MbarWait(v_full(st), ((kv + j) / kStages) & 1);
-      __syncwarp();
-      ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
-#pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk)
-        // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
-        Gemm2<T, D>(acc, pf[kk], v_desc + ((st * L::kTileBytes + kk * 16 * 128) >> 4));
-      ptx::WgmmaCommit();
-    };
-    // S_j done: its K stage goes back, and after the tile's last S, Q's buffer (persistent).
-    const auto s_done = [&](int j) {
-      if (lane == 0) {
-        ptx::MbarArrive(k_empty((kv + j) % kStages));
-        if (kPersistent && j == n_tiles - 1) ptx::MbarArrive(q_empty);
-      }
-    };
-    // Masks S_j, updates the row maxima, turns S_j into exp2(S - m) in place and returns the factors
-    // the running sums and O must be scaled by (0 on the first tile).
-    const auto softmax = [&](int j, float* alpha0, float* alpha1) {
-      const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
-      if (j0 + kBlockN > n_kv || (s.causal && j0 + kBlockN - 1 > first_row + shift)) {
-#pragma unroll
-        for (int tt = 0; tt < 16; ++tt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
-            const int64_t i = e < 2 ? row0 : row1;
-            if (key >= n_kv || (s.causal && key > i + shift)) sc[4 * tt + e] = -INFINITY;
-          }
-      }
-      float tm0 = -INFINITY, tm1 = -INFINITY;
-#pragma unroll
-      for (int tt = 0; tt < 16; ++tt) {
-        tm0 = fmaxf(tm0, fmaxf(sc[4 * tt], sc[4 * tt + 1]));
-        tm1 = fmaxf(tm1, fmaxf(sc[4 * tt + 2], sc[4 * tt + 3]));
-      }
-#pragma unroll
-      for (int off = 1; off <= 2; off <<= 1) {
-        tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
-        tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
-      }
-      const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
-      // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
-      const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
-      *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
-      m0 = mn0, m1 = mn1;
-      float ps0 = 0.f, ps1 = 0.f;
-#pragma unroll
-      for (int tt = 0; tt < 16; ++tt) {
-        sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
-        sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
-        sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
-        sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
-        ps0 += sc[4 * tt] + sc[4 * tt + 1];
-        ps1 += sc[4 * tt + 2] + sc[4 * tt + 3];
-      }
-      // Row sums stay per lane (a quad's four partial sums) until the end.
-      l0 = l0 * *alpha0 + ps0;
-      l1 = l1 * *alpha1 + ps1;
-    };
-    // P_j = S_j rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
-    const auto to_p = [&] {
-#pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
-        pf[kk][1] = Pack2<T>(sc[8 * kk + 2], sc[8 * kk + 3]);
-        pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
-        pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
-      }
-    };
-
-    ptx::MbarWait(q_full, q_parity);
-    float alpha0, alpha1;
-    begin_turn();
-    issue_s(0);
-    end_turn();
-    ptx::WgmmaWait<0>();
-    wg::FenceRegs(sc);
-    s_done(0);
-    softmax(0, &alpha0, &alpha1);
-    to_p();
-    // FA3's intra-warpgroup overlap: S_{j} = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
-    // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
-    for (int j = 1; j < n_tiles; ++j) {
-      begin_turn();
-      issue_s(j);
-      issue_pv(j - 1);
-      end_turn();
-      ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
-      wg::FenceRegs(sc);
-      s_done(j);
-      softmax(j, &alpha0, &alpha1);
-      ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
-      wg::FenceRegs(acc);
-      wg::FenceRegs(pf);
-      if (lane == 0) ptx::MbarArrive(v_empty((kv + j - 1) % kStages));
-#pragma unroll
-      for (int i = 0; i < D / 8; ++i) {
-        acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
-        acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
-      }
-      to_p();
-    }
-    wg::FenceRegs(acc);
-    wg::FenceRegs(pf);
-    begin_turn();
-    issue_pv(n_tiles - 1);
-    end_turn();
-    ptx::WgmmaWait<0>();
-    wg::FenceRegs(acc);
-    if (lane == 0) ptx::MbarArrive(v_empty((kv + n_tiles - 1) % kStages));
-
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-      l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-    }
-    const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-    // Stores only the sequence's rows: a packed tile's rows past n_q belong to the next sequence.
-    T* oh = o + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
-    T* o0 = oh + row0 * lay.q_row;
-    T* o1 = oh + row1 * lay.q_row;
-    float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i) {
-      const int col = i * 8 + 2 * (lane & 3);
-      if (row0 < n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
-      if (row1 < n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
-    }
-    if ((lane & 3) == 0) {
-      constexpr float kLn2 = 0.69314718055994531f;
-      if (row0 < n_q) lse_h[row0] = (m0 * scale_log2 + log2f(l0)) * kLn2;
-      if (row1 < n_q) lse_h[row1] = (m1 * scale_log2 + log2f(l1)) * kLn2;
-    }
+  // What the masks and the stores need of a tile, for this thread's two rows (in the sequence).
+  struct Rows {
+    int64_t row0, row1, first_row, shift, n_q, n_kv;
+    int n_tiles;
   };
-
-  if constexpr (kPersistent) {
-    int kv = 0;
-    for (int n = 0;; ++n) {
+  const auto rows_of = [&](const Tile& tl) {
+    Rows r;
+    r.first_row = tl.i0 + consumer * 64;  // this warpgroup's first query row
+    r.row0 = r.first_row + warp * 16 + (lane >> 2), r.row1 = r.row0 + 8;
+    r.shift = tl.shift, r.n_q = tl.w.n_q, r.n_kv = tl.w.n_kv;
+    // From lane 0: the key loop's bound, and so its counter and the K/V stages, provably
+    // warp-uniform (else the wgmma descriptors' offsets are built in vector registers at each).
+    r.n_tiles = __shfl_sync(0xffffffffu, tl.n_tiles, 0);
+    return r;
+  };
+  // Tile n of this block (n = 0, 1, ...); false past the last.
+  const auto fetch = [&](int n, Tile* out) {
+    if constexpr (kPersistent) {
       ptx::MbarWait(tile_full(n & 1), (n >> 1) & 1);
       const int id = tile_slot[n & 1];
       __syncwarp();
       if (lane == 0) ptx::MbarArrive(tile_empty(n & 1));
-      if (id < 0) break;
-      const Tile tile = tile_of(n == 0 ? first : FixedWorkAt(s, lay, id, sched.tiles, sched.pairs));
-      consume(tile, kv, n & 1);
-      kv += tile.n_tiles;
+      if (id < 0) return false;
+      *out = tile_of(n == 0 ? first : FixedWorkAt(s, lay, id, sched.tiles, sched.pairs));
+      return true;
+    } else {
+      if (n > 0) return false;
+      *out = tile_of(first);
+      return true;
     }
-    if constexpr (kPingPong)
-      if (consumer == 0) begin_turn();  // matches consumer 1's last arrival
-  } else {
-    consume(tile_of(first), 0, 0);
+  };
+
+  float acc[D / 2];
+  float sc[64];
+  uint32_t pf[kBlockN / 16][4];
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+  // S = Q K_g^T for the block's g-th K/V tile, Q from buffer qb: issued and committed, not waited for.
+  const auto q_desc_of = [&](int qb) { return q_desc + ((qb * L::kQBytes) >> 4); };
+  const auto issue_s = [&](int g, uint64_t qd) {
+    const int st = g % kStages;
+    ptx::MbarWait(k_full(st), (g / kStages) & 1);
+    __syncwarp();  // the .aligned wgmma instructions need the warp converged
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sc[i] = 0.f;
+    wg::FenceRegs(sc);
+    wg::FenceRegs(acc);
+    wg::FenceRegs(pf);
+    ptx::WgmmaFence();  // orders every register write above before the wgmmas below read them
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      // 16 more d = 32 more bytes along a 128-byte swizzled row; every 4 steps the next 64-column chunk.
+      const uint32_t off = (ks % 4) * 32;
+      Gemm1<T, D>(sc, qd + (((ks / 4) * kBlockM * 128 + off) >> 4),
+                  k_desc + ((st * L::kTileBytes + (ks / 4) * L::kTileChunkBytes + off) >> 4));
+    }
+    ptx::WgmmaCommit();
+  };
+  // O += P V_g, issued and committed, not waited for (P stays in pf until it completes).
+  const auto issue_pv = [&](int g) {
+    const int st = g % kStages;
+    ptx::MbarWait(v_full(st), (g / kStages) & 1);
+    __syncwarp();
+    ptx::WgmmaFence();  // pf and acc were last written before issue_s's fence; this one states it here
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      // 16 more keys = 16 more 128-byte rows of every chunk; chunks kTileChunkBytes apart (the LBO).
+      Gemm2<T, D>(acc, pf[kk], v_desc + ((st * L::kTileBytes + kk * 16 * 128) >> 4));
+    ptx::WgmmaCommit();
+  };
+  // S of K/V tile g done: its K stage goes back, and after a tile's last S its Q buffer (persistent).
+  const auto s_done = [&](int g, bool last_of_tile, int qb) {
+    if (lane == 0) {
+      ptx::MbarArrive(k_empty(g % kStages));
+      if (kPersistent && last_of_tile) ptx::MbarArrive(q_empty(qb));
+    }
+  };
+  // Masks S (key tile j of the tile r), updates the row maxima, turns S into exp2(S - m) in place
+  // and returns the factors the running sums and O must be scaled by (0 on the first tile).
+  const auto softmax = [&](const Rows& r, int j, float* alpha0, float* alpha1) {
+    const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
+    if (j0 + kBlockN > r.n_kv || (s.causal && j0 + kBlockN - 1 > r.first_row + r.shift)) {
+#pragma unroll
+      for (int tt = 0; tt < 16; ++tt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t key = j0 + tt * 8 + 2 * (lane & 3) + (e & 1);
+          const int64_t i = e < 2 ? r.row0 : r.row1;
+          if (key >= r.n_kv || (s.causal && key > i + r.shift)) sc[4 * tt + e] = -INFINITY;
+        }
+    }
+    // Row maxima and sums as trees (depth 5, not a chain of 16): with one warp of a warpgroup on
+    // each scheduler, the softmax is latency-bound, and the maxima gate every exponential.
+    float t0[16], t1[16];
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) t0[tt] = fmaxf(sc[4 * tt], sc[4 * tt + 1]), t1[tt] = fmaxf(sc[4 * tt + 2], sc[4 * tt + 3]);
+    float tm0 = Tree16(t0, [](float a, float b) { return fmaxf(a, b); });
+    float tm1 = Tree16(t1, [](float a, float b) { return fmaxf(a, b); });
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      tm0 = fmaxf(tm0, __shfl_xor_sync(0xffffffffu, tm0, off));
+      tm1 = fmaxf(tm1, __shfl_xor_sync(0xffffffffu, tm1, off));
+    }
+    const float mn0 = fmaxf(m0, tm0), mn1 = fmaxf(m1, tm1);
+    // A row with no visible key so far keeps m = -inf (padding rows): use 0 so no NaN appears.
+    const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
+    *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
+    m0 = mn0, m1 = mn1;
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) {
+      sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
+      sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
+      sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
+      sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
+      t0[tt] = sc[4 * tt] + sc[4 * tt + 1], t1[tt] = sc[4 * tt + 2] + sc[4 * tt + 3];
+    }
+    const float ps0 = Tree16(t0, [](float a, float b) { return a + b; });
+    const float ps1 = Tree16(t1, [](float a, float b) { return a + b; });
+    // Row sums stay per lane (a quad's four partial sums) until the end.
+    l0 = l0 * *alpha0 + ps0;
+    l1 = l1 * *alpha1 + ps1;
+  };
+  // P = S rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
+  const auto to_p = [&] {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      pf[kk][0] = Pack2<T>(sc[8 * kk], sc[8 * kk + 1]);
+      pf[kk][1] = Pack2<T>(sc[8 * kk + 2], sc[8 * kk + 3]);
+      pf[kk][2] = Pack2<T>(sc[8 * kk + 4], sc[8 * kk + 5]);
+      pf[kk][3] = Pack2<T>(sc[8 * kk + 6], sc[8 * kk + 7]);
+    }
+  };
+  // O / l and the log-sum-exp of tile tl, from its final maxima and (per lane) sums.
+  const auto store = [&](const Tile& tl, const Rows& r, float fm0, float fm1, float fl0, float fl1) {
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      fl0 += __shfl_xor_sync(0xffffffffu, fl0, off);
+      fl1 += __shfl_xor_sync(0xffffffffu, fl1, off);
+    }
+    const float inv0 = fl0 > 0.f ? 1.f / fl0 : 0.f, inv1 = fl1 > 0.f ? 1.f / fl1 : 0.f;
+    // Stores only the sequence's rows: a packed tile's rows past n_q belong to the next sequence.
+    const BlockWork& w = tl.w;
+    T* oh = o + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
+    T* o0 = oh + r.row0 * lay.q_row;
+    T* o1 = oh + r.row1 * lay.q_row;
+    float* lse_h = lse + w.b * lay.lse_batch + w.h * lay.lse_head + w.q0;
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) {
+      const int col = i * 8 + 2 * (lane & 3);
+      if (r.row0 < r.n_q) *reinterpret_cast<uint32_t*>(o0 + col) = Pack2<T>(acc[4 * i] * inv0, acc[4 * i + 1] * inv0);
+      if (r.row1 < r.n_q) *reinterpret_cast<uint32_t*>(o1 + col) = Pack2<T>(acc[4 * i + 2] * inv1, acc[4 * i + 3] * inv1);
+    }
+    if ((lane & 3) == 0) {
+      constexpr float kLn2 = 0.69314718055994531f;
+      if (r.row0 < r.n_q) lse_h[r.row0] = (fm0 * scale_log2 + log2f(fl0)) * kLn2;
+      if (r.row1 < r.n_q) lse_h[r.row1] = (fm1 * scale_log2 + log2f(fl1)) * kLn2;
+    }
+  };
+
+  // One stream of K/V tiles across the block's query tiles: g counts the K/V tiles consumed before
+  // the current tile (the producer's stage order), n the tiles (Q buffer n % 2, phase (n / 2) % 2).
+  Tile cur;
+  if (fetch(0, &cur)) {
+    Rows r = rows_of(cur);
+    if constexpr (!kPersistent) turns_left = cur.n_tiles + 1;
+    int kv = 0, n = 0;
+    float alpha0, alpha1;
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+    ptx::MbarWait(q_full(0), 0);
+    begin_turn();
+    uint64_t qd = q_desc_of(0);
+    issue_s(0, qd);
+    end_turn();
+    ptx::WgmmaWait<0>();
+    wg::FenceRegs(sc);
+    s_done(0, r.n_tiles == 1, 0);
+    softmax(r, 0, &alpha0, &alpha1);
+    to_p();
+    for (;;) {
+      // FA3's intra-warpgroup overlap: S_j = Q K_j^T is issued before O += P_{j-1} V_{j-1}, so the
+      // softmax of S_j (exp2 on the SFU) runs while the tensor cores still work on P_{j-1} V_{j-1}.
+      for (int j = 1; j < r.n_tiles; ++j) {
+        begin_turn();
+        issue_s(kv + j, qd);
+        issue_pv(kv + j - 1);
+        end_turn();
+        ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
+        wg::FenceRegs(sc);
+        s_done(kv + j, j == r.n_tiles - 1, n & 1);
+        softmax(r, j, &alpha0, &alpha1);
+        ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
+        wg::FenceRegs(acc);
+        wg::FenceRegs(pf);
+        if (lane == 0) ptx::MbarArrive(v_empty((kv + j - 1) % kStages));
+#pragma unroll
+        for (int i = 0; i < D / 8; ++i) {
+          acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
+          acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
+        }
+        to_p();
+      }
+      // The tile's last P V goes out beside the next tile's first S (its Q in the other buffer),
+      // so that S's softmax runs under the P V and neither waits alone at the tile boundary.
+      const int last = kv + r.n_tiles - 1;
+      Tile next;
+      const bool more = fetch(n + 1, &next);
+      const Rows done = r;
+      const float fm0 = m0, fm1 = m1, fl0 = l0, fl1 = l1;
+      wg::FenceRegs(acc);
+      wg::FenceRegs(pf);
+      if (more) {
+        const int qb = (n + 1) & 1;
+        r = rows_of(next);
+        ptx::MbarWait(q_full(qb), ((n + 1) >> 1) & 1);
+        begin_turn();
+        qd = q_desc_of(qb);
+        issue_s(last + 1, qd);
+        issue_pv(last);
+        end_turn();
+        ptx::WgmmaWait<1>();
+        wg::FenceRegs(sc);
+        s_done(last + 1, r.n_tiles == 1, qb);
+        m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+        softmax(r, 0, &alpha0, &alpha1);
+      } else {
+        begin_turn();
+        issue_pv(last);
+        end_turn();
+      }
+      ptx::WgmmaWait<0>();
+      wg::FenceRegs(acc);
+      wg::FenceRegs(pf);
+      if (lane == 0) ptx::MbarArrive(v_empty(last % kStages));
+      store(cur, done, fm0, fm1, fl0, fl1);
+      if (!more) break;
+#pragma unroll
+      for (int i = 0; i < D / 2; ++i) acc[i] = 0.f;
+      to_p();
+      cur = next;
+      kv = last + 1;
+      ++n;
+    }
   }
+  if constexpr (kPersistent && kPingPong)
+    if (consumer == 0) begin_turn();  // matches consumer 1's last arrival
 #endif  // KB_GEMM_SM90A
 }
 
@@ -510,7 +590,7 @@ int LaunchWgmma(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_
     if (const int e = EncodeMap(&mv, a.v, a.dtype, D, s.h_kv, D, total_kv, s.h_kv * D, 1, kBlockN); e != 0) return e;
     grid = dim3(static_cast<unsigned>(s.h), static_cast<unsigned>(PackedTiles(total_q, s.b, kBlockM)));
   }
-  constexpr int kSmem = Layout<D>::kSmem;
+  constexpr int kSmem = LayoutOf<D, kPersistent>::kSmem;
   const auto kernel = FlashWgmma<T, D, kPingPong, kPersistent>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
   kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s, lay,
@@ -556,7 +636,7 @@ std::vector<LaunchInfo> LaunchesWgmma(const Problem& p) {
                              : (const void*)&FlashWgmma<__half, 128, kPingPong, true>)
                       : (d64 ? (const void*)&FlashWgmma<__nv_bfloat16, 64, kPingPong, true>
                              : (const void*)&FlashWgmma<__nv_bfloat16, 128, kPingPong, true>);
-  return {{std::string("FlashWgmma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? Layout<64>::kSmem : Layout<128>::kSmem}};
+  return {{std::string("FlashWgmma<d=") + (d64 ? "64>" : "128>"), f, kThreads, d64 ? LayoutOf<64, true>::kSmem : LayoutOf<128, true>::kSmem}};
 }
 
 }  // namespace
