@@ -9,6 +9,9 @@
 //   AttentionVariantTest.CiShape / LargeShapes: the ci preset (two seeds) and the canonical and gqa
 //     presets (B8 H16 N4096 d128 and the others, causal and not; one seed, the device reference takes
 //     seconds there), bf16 and f16, against the device reference with the same tolerance.
+//   AttentionVariantTest.ScoreJumps: scores that jump far past a row's running maximum in a later key
+//     tile (by ~2^40 and by more than f32's range in exponentials), d 64 and 128, causal and not:
+//     v4's stale-maximum softmax must take its exact path there (and every rung must stay finite).
 //   AttentionLadder.Registration: names and order of the rungs, their dtypes and launch descriptions.
 // Skips (GTEST_SKIP) only where no GPU is visible; fails where one is but CUDA cannot use it.
 #include <cuda_runtime.h>
@@ -159,6 +162,34 @@ TEST_P(AttentionVariantTest, EdgeShapes) {
   EXPECT_GT(ran, 0);
 }
 
+// Runs v on the case (outputs poisoned with NaN first, so an unwritten element fails) and compares
+// o and lse with the device reference on the same inputs; prints each output's largest error.
+void RunAndCompare(const OpDef& op, const Variant& v, const Problem& p, DeviceCase& c, const std::string& what) {
+  for (int i = 3; i < 5; ++i)
+    ASSERT_EQ(cudaMemset(c.tensors[i].data, 0xFF, static_cast<size_t>(c.tensors[i].numel * DtypeBytes(c.tensors[i].dtype))),
+              cudaSuccess);
+  const int rc = v.run_cuda(p, c.tensors, nullptr);
+  ASSERT_EQ(rc, 0) << CudaText(rc);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::string error;
+  const auto want = DeviceReference(op, p, c, &error);
+  ASSERT_EQ(error, "");
+  const Tolerance tol = ToleranceFor(op, p);
+  for (int out = 0; out < 2; ++out) {
+    const Tensor& t = c.tensors[3 + out];
+    std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
+    ASSERT_EQ(cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<double> got(static_cast<size_t>(t.numel));
+    for (int64_t e = 0; e < t.numel; ++e) got[e] = LoadAsDouble(raw.data(), t.dtype, e);
+    const CompareResult r = Compare(got, want[out], tol);
+    EXPECT_TRUE(r.passed) << "output " << (out ? "lse" : "o") << ": " << r.mismatches << " mismatches, " << r.non_finite
+                          << " non-finite, max abs " << r.max_abs_error << " (atol " << tol.atol << "), first at "
+                          << r.first_mismatch;
+    std::printf("  %s %s %s: %s max abs error %.3g\n", v.name.c_str(), p.label().c_str(), what.c_str(), out ? "lse" : "o",
+                r.max_abs_error);
+  }
+}
+
 // Each problem of `presets` in bf16 and f16, `seeds` seeds, against the device reference.
 void CheckAgainstDeviceReference(const Variant& v, std::initializer_list<const char*> presets, int seeds) {
   const OpDef& op = AttentionOp();
@@ -171,30 +202,7 @@ void CheckAgainstDeviceReference(const Variant& v, std::initializer_list<const c
         SCOPED_TRACE(v.name + " " + p.label() + " seed " + std::to_string(seed));
         DeviceCase c(op, p, seed);
         ASSERT_EQ(c.error, "");
-        // Outputs poisoned (NaN) so an unwritten element fails.
-        for (int i = 3; i < 5; ++i)
-          ASSERT_EQ(cudaMemset(c.tensors[i].data, 0xFF, static_cast<size_t>(c.tensors[i].numel * DtypeBytes(c.tensors[i].dtype))),
-                    cudaSuccess);
-        const int rc = v.run_cuda(p, c.tensors, nullptr);
-        ASSERT_EQ(rc, 0) << CudaText(rc);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::string error;
-        const auto want = DeviceReference(op, p, c, &error);
-        ASSERT_EQ(error, "");
-        const Tolerance tol = ToleranceFor(op, p);
-        for (int out = 0; out < 2; ++out) {
-          const Tensor& t = c.tensors[3 + out];
-          std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
-          ASSERT_EQ(cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-          std::vector<double> got(static_cast<size_t>(t.numel));
-          for (int64_t e = 0; e < t.numel; ++e) got[e] = LoadAsDouble(raw.data(), t.dtype, e);
-          const CompareResult r = Compare(got, want[out], tol);
-          EXPECT_TRUE(r.passed) << "output " << (out ? "lse" : "o") << ": " << r.mismatches << " mismatches, "
-                                << r.non_finite << " non-finite, max abs " << r.max_abs_error << " (atol " << tol.atol
-                                << "), first at " << r.first_mismatch;
-          std::printf("  %s %s seed %d: %s max abs error %.3g\n", v.name.c_str(), p.label().c_str(), static_cast<int>(seed),
-                      out ? "lse" : "o", r.max_abs_error);
-        }
+        RunAndCompare(op, v, p, c, "seed " + std::to_string(seed));
       }
     }
 }
@@ -204,6 +212,60 @@ TEST_P(AttentionVariantTest, CiShape) { CheckAgainstDeviceReference(variant(), {
 
 // B8 H16 N4096 d128, B16 H16 N2048 d64 and the GQA prefill, causal and not: the timed problems.
 TEST_P(AttentionVariantTest, LargeShapes) { CheckAgainstDeviceReference(variant(), {"canonical", "gqa"}, 1); }
+
+// Scores that jump in later key tiles. q gets +1 on every element (so q . 1 ~ d for every row) and
+// two keys become c * (1, ..., 1): key 300 (key tile 2) with c = 3, scores ~3d, and key 520 (tile
+// 4) with c = 20, ~20d: in log2 units (x scale x log2 e) 35-49 and 230-330 above scores of ~0-7.
+// v4 first takes exponentials against the running maxima: the first jump makes them 2^29-2^43 (past
+// its 2^16 partial-sum limit), the second overflows f32 (inf): only its exact path, recomputing S,
+// gives the right O and LSE. N = 1000: 8 key tiles, the last partial.
+TEST_P(AttentionVariantTest, ScoreJumps) {
+  const OpDef& op = AttentionOp();
+  const Variant& v = variant();
+  int ran = 0;
+  for (int64_t d : {128, 64})
+    for (bool causal : {false, true})
+      for (Dtype dt : {Dtype::kBF16, Dtype::kF16}) {
+        Problem p = op.find_preset("ci")->problems.at(0);
+        for (auto& [name, value] : p.dims) {
+          if (name == "B") value = 1;
+          if (name == "H") value = 4;
+          if (name == "H_kv") value = 2;
+          if (name == "N_q" || name == "N_kv") value = 1000;
+          if (name == "d") value = d;
+        }
+        p.flags = causal ? std::vector<std::string>{"causal"} : std::vector<std::string>{};
+        p.dtype = dt;
+        if (const std::string skip = v.skip_reason ? v.skip_reason(p) : ""; !skip.empty()) {
+          ADD_FAILURE() << v.name << " skipped " << p.label() << ": " << skip;
+          continue;
+        }
+        SCOPED_TRACE(v.name + " " + p.label());
+        DeviceCase c(op, p, 11);
+        ASSERT_EQ(c.error, "");
+        const auto edit = [&](int i, const auto& f) {  // host round trip of input i (q or k)
+          const Tensor& t = c.tensors[i];
+          std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
+          ASSERT_EQ(cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+          f(raw.data(), t);
+          ASSERT_EQ(cudaMemcpy(t.data, raw.data(), raw.size(), cudaMemcpyHostToDevice), cudaSuccess);
+        };
+        edit(0, [](void* h, const Tensor& t) {
+          for (int64_t e = 0; e < t.numel; ++e) StoreFromDouble(h, t.dtype, e, LoadAsDouble(h, t.dtype, e) + 1.0);
+        });
+        edit(1, [&](void* h, const Tensor& t) {
+          for (int64_t row = 0; row < t.numel / d; ++row) {  // [B][H_kv][N_kv][d]: key = row % N_kv
+            const int64_t key = row % 1000;
+            if (key != 300 && key != 520) continue;
+            for (int64_t e = 0; e < d; ++e) StoreFromDouble(h, t.dtype, row * d + e, key == 300 ? 3.0 : 20.0);
+          }
+        });
+        RunAndCompare(op, v, p, c, "score jumps");
+        ++ran;
+      }
+  std::printf("  attention / %s: %d score-jump problems checked\n", v.name.c_str(), ran);
+  EXPECT_EQ(ran, 8);
+}
 
 // v4's persistent blocks take tiles from a global counter that the last block sets back to zero.
 // Launches back to back, on problems of a different tile count and each with freshly poisoned

@@ -23,8 +23,24 @@
 #include "attention/attention/attention_ref.h"
 #include "core/cuda/cuda_check.cuh"
 #include "core/op.h"
+#include "gemm/gemm/gemm_ptx.cuh"
 
 namespace kbench::kernels::attention {
+
+// d += a * b on the tensor cores, mma.sync.m16n8k16 with f32 accumulation, in T (bf16 or f16): the
+// mma.sync rung's two GEMMs and the wgmma rung's rare recomputation of a score tile.
+template <typename T>
+__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    gemm::ptx::MmaBf16(d, a, b0, b1);
+  }
+}
 
 struct AttnArgs {
   const void* q = nullptr;

@@ -47,19 +47,6 @@ namespace ptx = gemm::ptx;
 constexpr int kBlockM = 128, kBlockN = 64;  // shared memory: Q, then per stage a K and a V tile
 
 template <typename T>
-__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    ptx::MmaBf16(d, a, b0, b1);
-  }
-}
-
-template <typename T>
 __device__ __forceinline__ uint32_t Pack(float lo, float hi) {
   if constexpr (std::is_same_v<T, __half>) {
     const __half2 h = __floats2half2_rn(lo, hi);

@@ -31,6 +31,15 @@
 //   - the softmax's row maxima and sums as trees, not chains: with one warp of each warpgroup on a
 //     scheduler the softmax is latency-bound, and it sets how soon a warpgroup takes its next turn
 //     (1% at d = 128, 3% at d = 64; the attention README has both measurements).
+//   - no new row maxima past a row's first key tile (unmasked tiles): the exponentials are taken
+//     against the running maxima as they stand, so they start as soon as S lands, and O is not
+//     rescaled. FA4 rescales lazily but still takes each tile's maxima; here a score above the
+//     running maximum just gives an exponential > 1, which P (bf16/f16), the f32 sums and O carry
+//     with the same relative precision. What bounds it: a lane's partial row sum past 2^16 (or not
+//     finite, an exponential past f32's range) sends the warp to the exact path, with S recomputed
+//     by mma.sync from Q and K in global memory. 131 of a key tile's 531 instructions gone; on an
+//     H200 7-8% off B8 H16 N4096 d128, 6% off causal (AttentionVariantTest.ScoreJumps checks the
+//     exact path; the attention README has the numbers).
 // Causal: key tiles past the block's last row are not loaded; the tiles crossing the diagonal are
 // masked per element; the longest query tiles are launched (persistent: handed out) first. Edges:
 // TMA zero-fills and the mask covers any N; the output is stored with row guards. Packed
@@ -113,6 +122,10 @@ __device__ __forceinline__ float Tree16(float (&v)[16], Op op) {
   return op(v[0], v[1]);
 }
 
+// A lane's partial sum of a row's exponentials (32 of them) past which the stale-maximum softmax
+// gives way to the exact one: scores up to ~2^11-2^16 times the running maximum's exponential.
+constexpr float kMaxPartial = 65536.f;
+
 template <typename T>
 __device__ __forceinline__ uint32_t Pack2(float lo, float hi) {
   if constexpr (std::is_same_v<T, __half>) {
@@ -137,7 +150,8 @@ struct TileCounter {
 template <typename T, int D, bool kPingPong, bool kPersistent>
 __global__ void __launch_bounds__(kThreads, 1)
     FlashWgmma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
-               const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
+               const __grid_constant__ CUtensorMap map_v, const T* __restrict__ q, const T* __restrict__ k,
+               T* __restrict__ o, float* __restrict__ lse, AttentionShape s,
                SeqLayout lay, float scale_log2, TileCounter sched) {
 #if KB_GEMM_SM90A
   using L = LayoutOf<D, kPersistent>;
@@ -369,11 +383,76 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kPersistent && last_of_tile) ptx::MbarArrive(q_empty(qb));
     }
   };
-  // Masks S (key tile j of the tile r), updates the row maxima, turns S into exp2(S - m) in place
-  // and returns the factors the running sums and O must be scaled by (0 on the first tile).
-  const auto softmax = [&](const Rows& r, int j, float* alpha0, float* alpha1) {
+  Tile cur;  // the query tile whose K/V tiles the loop below consumes
+  // S of key tile j of the current tile again (the softmax's stale-maximum path overwrote it, and K's
+  // stage may already hold another tile): mma.sync from Q and K in global memory, whose m16n8k16
+  // accumulators are the wgmma's S layout (rows g and g + 8 of the warp, keys 8 tt + 2 (lane % 4)).
+  const auto recompute_s = [&](const Rows& r, int j) {
+    const BlockWork& w = cur.w;
+    const T* qh = q + w.b * lay.q_batch + w.h * lay.q_head + w.q0 * lay.q_row;
+    // From fields the loop keeps live anyway (Tile's kv_z and w.k0 made live cost the wgmma
+    // descriptors their uniform registers); 32-bit divisions: 64-bit ones are subroutine calls.
+    const int64_t kv_head = static_cast<int>(w.h) / (static_cast<int>(s.h) / static_cast<int>(s.h_kv));
+    const int64_t k0 = lay.cu_k != nullptr ? lay.cu_k[w.b] : 0;
+    const T* kh = k + w.b * lay.kv_batch + kv_head * lay.kv_head + (k0 + static_cast<int64_t>(j) * kBlockN) * lay.kv_row;
+    // Rows past n_q had S = 0 (TMA's zero fill): their fragments are read from row 0 and zeroed,
+    // not branched around, so that the warp stays converged (else ptxas no longer proves the key
+    // loop's counters uniform and builds every wgmma descriptor in vector registers).
+    const bool ok0 = r.row0 < r.n_q, ok1 = r.row1 < r.n_q;
+    const uint32_t* q0r = reinterpret_cast<const uint32_t*>(qh + (ok0 ? r.row0 : 0) * lay.q_row) + (lane & 3);
+    const uint32_t* q1r = reinterpret_cast<const uint32_t*>(qh + (ok1 ? r.row1 : 0) * lay.q_row) + (lane & 3);
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) {
+      const uint32_t* kr = reinterpret_cast<const uint32_t*>(kh + (tt * 8 + (lane >> 2)) * lay.kv_row) + (lane & 3);
+      float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 1
+      for (int ks = 0; ks < D / 16; ++ks) {  // 16 d = 8 words; a lane's pairs at words 4 + (lane % 4)
+        const uint32_t a[4] = {ok0 ? __ldg(q0r + 8 * ks) : 0u, ok1 ? __ldg(q1r + 8 * ks) : 0u,
+                               ok0 ? __ldg(q0r + 8 * ks + 4) : 0u, ok1 ? __ldg(q1r + 8 * ks + 4) : 0u};
+        Mma<T>(c, a, __ldg(kr + 8 * ks), __ldg(kr + 8 * ks + 4));
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sc[4 * tt + e] = c[e];
+    }
+  };
+  // S -> exp2(S * scale_log2 - b) in place (b0 for the scores of row0, b1 for row1's) and this lane's
+  // partial sums of the two rows, as trees.
+  const auto exp2_sums = [&](float b0, float b1, float* ps0, float* ps1) {
+    float t0[16], t1[16];
+#pragma unroll
+    for (int tt = 0; tt < 16; ++tt) {
+      sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
+      sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
+      sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
+      sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
+      t0[tt] = sc[4 * tt] + sc[4 * tt + 1], t1[tt] = sc[4 * tt + 2] + sc[4 * tt + 3];
+    }
+    *ps0 = Tree16(t0, [](float a, float b) { return a + b; });
+    *ps1 = Tree16(t1, [](float a, float b) { return a + b; });
+  };
+  // Turns S (key tile j of the tile r) into exp2(S - m) in place, sets the factors the running sums
+  // and O must be scaled by, and returns false when they are 1 (O needs no rescale).
+  // Past a row's first tile, unmasked tiles first try the running maxima as they are (no new
+  // maxima: FA4 rescales lazily, this skips the maxima too): exponentials of scores above them are
+  // > 1, which bf16 P, the f32 sums and O hold exactly as well as long as they stay small. If a
+  // lane's partial sum of a row passes kMaxPartial (or is not finite), the warp recomputes S and
+  // takes the exact path. On an H200 7-8% off B8 H16 N4096 d128 (attention README).
+  const auto softmax = [&](const Rows& r, int j, float* alpha0, float* alpha1) -> bool {
     const int64_t j0 = static_cast<int64_t>(j) * kBlockN;
-    if (j0 + kBlockN > r.n_kv || (s.causal && j0 + kBlockN - 1 > r.first_row + r.shift)) {
+    const bool masked = j0 + kBlockN > r.n_kv || (s.causal && j0 + kBlockN - 1 > r.first_row + r.shift);
+    if (j > 0 && !masked) {
+      float ps0, ps1;
+      exp2_sums(m0 * scale_log2, m1 * scale_log2, &ps0, &ps1);
+      // The vote passed through lane 0, so that ptxas sees a uniform branch (as for n_tiles).
+      const int small = __all_sync(0xffffffffu, ps0 <= kMaxPartial && ps1 <= kMaxPartial);  // NaN fails too
+      if (__shfl_sync(0xffffffffu, small, 0)) {
+        l0 += ps0, l1 += ps1;
+        *alpha0 = 1.f, *alpha1 = 1.f;
+        return false;
+      }
+      recompute_s(r, j);
+    }
+    if (masked) {
 #pragma unroll
       for (int tt = 0; tt < 16; ++tt)
 #pragma unroll
@@ -400,19 +479,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float b0 = mn0 == -INFINITY ? 0.f : mn0 * scale_log2, b1 = mn1 == -INFINITY ? 0.f : mn1 * scale_log2;
     *alpha0 = cuda::FastExp2(m0 * scale_log2 - b0), *alpha1 = cuda::FastExp2(m1 * scale_log2 - b1);
     m0 = mn0, m1 = mn1;
-#pragma unroll
-    for (int tt = 0; tt < 16; ++tt) {
-      sc[4 * tt] = cuda::FastExp2(fmaf(sc[4 * tt], scale_log2, -b0));
-      sc[4 * tt + 1] = cuda::FastExp2(fmaf(sc[4 * tt + 1], scale_log2, -b0));
-      sc[4 * tt + 2] = cuda::FastExp2(fmaf(sc[4 * tt + 2], scale_log2, -b1));
-      sc[4 * tt + 3] = cuda::FastExp2(fmaf(sc[4 * tt + 3], scale_log2, -b1));
-      t0[tt] = sc[4 * tt] + sc[4 * tt + 1], t1[tt] = sc[4 * tt + 2] + sc[4 * tt + 3];
-    }
-    const float ps0 = Tree16(t0, [](float a, float b) { return a + b; });
-    const float ps1 = Tree16(t1, [](float a, float b) { return a + b; });
+    float ps0, ps1;
+    exp2_sums(b0, b1, &ps0, &ps1);
     // Row sums stay per lane (a quad's four partial sums) until the end.
     l0 = l0 * *alpha0 + ps0;
     l1 = l1 * *alpha1 + ps1;
+    return true;
   };
   // P = S rounded to pairs in the A-fragment layout: k step kk is score tiles 2kk and 2kk+1.
   const auto to_p = [&] {
@@ -453,7 +525,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // One stream of K/V tiles across the block's query tiles: g counts the K/V tiles consumed before
   // the current tile (the producer's stage order), n the tiles (Q buffer n % 2, phase (n / 2) % 2).
-  Tile cur;
   if (fetch(0, &cur)) {
     Rows r = rows_of(cur);
     if constexpr (!kPersistent) turns_left = cur.n_tiles + 1;
@@ -482,16 +553,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::WgmmaWait<1>();  // S_j is done (groups complete in order); P_{j-1} V_{j-1} may not be
         wg::FenceRegs(sc);
         s_done(kv + j, j == r.n_tiles - 1, n & 1);
-        softmax(r, j, &alpha0, &alpha1);
+        const bool rescale = softmax(r, j, &alpha0, &alpha1);
         ptx::WgmmaWait<0>();  // P_{j-1} V_{j-1} is done: O may be rescaled and pf overwritten
         wg::FenceRegs(acc);
         wg::FenceRegs(pf);
         if (lane == 0) ptx::MbarArrive(v_empty((kv + j - 1) % kStages));
+        if (rescale)
 #pragma unroll
-        for (int i = 0; i < D / 8; ++i) {
-          acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
-          acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
-        }
+          for (int i = 0; i < D / 8; ++i) {
+            acc[4 * i] *= alpha0, acc[4 * i + 1] *= alpha0;
+            acc[4 * i + 2] *= alpha1, acc[4 * i + 3] *= alpha1;
+          }
         to_p();
       }
       // The tile's last P V goes out beside the next tile's first S (its Q in the other buffer),
@@ -593,7 +665,8 @@ int LaunchWgmma(const AttnArgs& a, const SeqLayout& lay, int64_t total_q, int64_
   constexpr int kSmem = LayoutOf<D, kPersistent>::kSmem;
   const auto kernel = FlashWgmma<T, D, kPingPong, kPersistent>;
   KB_CUDA_TRY(cuda::AllowDynamicSmem(reinterpret_cast<const void*>(kernel), kSmem));
-  kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<T*>(a.o), a.lse, s, lay,
+  kernel<<<grid, kThreads, kSmem, st>>>(mq, mk, mv, static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                        static_cast<T*>(a.o), a.lse, s, lay,
                                         static_cast<float>(s.scale * 1.4426950408889634), sched);
   KB_LAUNCH_CHECK();
   return 0;
