@@ -217,7 +217,7 @@ TEST_P(AttentionVariantTest, LargeShapes) { CheckAgainstDeviceReference(variant(
 // two keys become c * (1, ..., 1): key 300 (key tile 2) with c = 3, scores ~3d, and key 520 (tile
 // 4) with c = 20, ~20d: in log2 units (x scale x log2 e) 35-49 and 230-330 above scores of ~0-7.
 // v4 first takes exponentials against the running maxima: the first jump makes them 2^29-2^43 (past
-// its 2^16 partial-sum limit), the second overflows f32 (inf): only its exact path, recomputing S,
+// its 2^15 partial-sum limit), the second overflows f32 (inf): only its exact path, recomputing S,
 // gives the right O and LSE. N = 1000: 8 key tiles, the last partial.
 TEST_P(AttentionVariantTest, ScoreJumps) {
   const OpDef& op = AttentionOp();

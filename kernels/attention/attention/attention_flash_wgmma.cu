@@ -35,7 +35,7 @@
 //     against the running maxima as they stand, so they start as soon as S lands, and O is not
 //     rescaled. FA4 rescales lazily but still takes each tile's maxima; here a score above the
 //     running maximum just gives an exponential > 1, which P (bf16/f16), the f32 sums and O carry
-//     with the same relative precision. What bounds it: a lane's partial row sum past 2^16 (or not
+//     with the same relative precision. What bounds it: a lane's partial row sum past 2^15 (or not
 //     finite, an exponential past f32's range) sends the warp to the exact path, with S recomputed
 //     by mma.sync from Q and K in global memory. 131 of a key tile's 531 instructions gone; on an
 //     H200 7-8% off B8 H16 N4096 d128, 6% off causal (AttentionVariantTest.ScoreJumps checks the
@@ -123,8 +123,9 @@ __device__ __forceinline__ float Tree16(float (&v)[16], Op op) {
 }
 
 // A lane's partial sum of a row's exponentials (32 of them) past which the stale-maximum softmax
-// gives way to the exact one: scores up to ~2^11-2^16 times the running maximum's exponential.
-constexpr float kMaxPartial = 65536.f;
+// gives way to the exact one: scores up to ~2^10-2^15 times the running maximum's exponential. Every
+// exponential is at most the sum, so P stays below f16's largest value (65504) when rounded.
+constexpr float kMaxPartial = 32768.f;
 
 template <typename T>
 __device__ __forceinline__ uint32_t Pack2(float lo, float hi) {
