@@ -14,14 +14,20 @@
 //                       scalar paths.
 //   cuda_v3_fused_ring  v2's pass with resident blocks walking rows through a cp.async shared-memory
 //                       ring (core/cuda/row_pipeline.cuh, as rmsnorm's v7), the weight loaded once a
-//                       kernel and kept raw in registers, and one barrier a row: rstd > 0 is the same
+//                       kernel and kept in registers, and one barrier a row: rstd > 0 is the same
 //                       for the whole row, so max|y| = rstd * max|x * w|, and the sum of squares and
 //                       max|x * w| are reduced together (a float2 a warp). On the H200 that took 4% off
 //                       8192x4096 against a reduction each (two barriers: 32.2 against 33.5 us) and 1%
 //                       off 32768x4096. x * w stays in registers from the first pass to the stores
 //                       (q = x * w * (rstd * inv), one multiply an element), where re-widening the row
 //                       and the weight cost 128 of the kernel's 752 instructions: 6% off 8192x4096 and
-//                       2-3% off 32768x4096. Rows that do not fit 4 packs a thread run v2.
+//                       2-3% off 32768x4096. The weight is widened to floats once a kernel and kept
+//                       (64 floats a thread with x * w: 96 registers, 5 blocks of 128 an SM instead
+//                       of 6), where re-widening its raw packs each row cost 32 of the row loop's 361
+//                       instructions: 0.4% off 32768x4096 and 1-3% off 8192x4096 on the H200; with 6
+//                       blocks (80 registers, a spill) it was 1-5% slower. Rows that do not fit 4
+//                       packs a thread run v2.
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
@@ -174,25 +180,43 @@ int LaunchV2(const Args& a, cudaStream_t s) {
 }
 
 // --- v3: fused, resident blocks, cp.async ring -----------------------------------------------------
+// Blocks an SM the fixed-geometry ring is compiled to fit: the ring's count (cuda::FixedMinBlocks) or
+// fewer, so that each thread has the 96 registers its 64 kept floats need without a spill.
+template <int kThreads, int kStages>
+constexpr int RingMinBlocks() {
+  constexpr int kRegs = 96;
+  return kThreads == 0 ? 0 : std::min(cuda::FixedMinBlocks<kThreads, kStages>(), 65536 / (kThreads * kRegs));
+}
+
 template <int kPacks, int kStages, int kThreads>
-__global__ void __launch_bounds__(kThreads ? kThreads : 256, cuda::FixedMinBlocks<kThreads, kStages>())
+__global__ void __launch_bounds__(kThreads ? kThreads : 256, RingMinBlocks<kThreads, kStages>())
     RmsnormQuantRing(const bf16* __restrict__ x, const bf16* __restrict__ w, uint8_t* __restrict__ q,
                      float* __restrict__ scales, int64_t rows, int64_t any_cols) {
   constexpr int kW = 8;
   const int64_t cols = cuda::RowCols<kPacks, kThreads, kW>(any_cols);
   const int packs = static_cast<int>(cols / kW);
-  uint4 w_raw[kPacks];  // the same for every row: loaded once, kept raw
-  cuda::LoadRawPacks<kPacks>(w, packs, w_raw);
+  float wf[kPacks][kW];  // the same for every row: widened once
+  {
+    uint4 w_raw[kPacks];
+    cuda::LoadRawPacks<kPacks>(w, packs, w_raw);
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      cuda::WidenPack<bf16>(w_raw[j], wf[j]);
+#pragma unroll
+      for (int k = 0; k < kW; ++k) asm volatile("" : "+f"(wf[j][k]));  // else re-widened in the loop
+    }
+  }
   __shared__ cuda::WarpPartials<float2, 8> partials;  // blocks of at most 256 threads
   unsigned parity = 0;
   cuda::ForEachRowStaged<bf16, kPacks, kStages>(x, rows, cols, packs, [&](int64_t r, const uint4(&row)[kPacks]) {
     float sum_sq = 0.0f, mxw = 0.0f;  // sum of x^2, max |x * w|
     float xw[kPacks][kW];              // x * w, kept for the stores in place of the raw row
     cuda::ForEachPackSlot<bf16>(row, packs, [&](int j, int, const float(&v)[kW]) {
-      float sq[kW], wv[kW];
-      cuda::WidenPack<bf16>(cuda::Opaque(w_raw[j]), wv);
+      float sq[kW];
 #pragma unroll
-      for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k], xw[j][k] = v[k] * wv[k];
+      for (int k = 0; k < kW; ++k) sq[k] = v[k] * v[k], xw[j][k] = v[k] * wf[j][k];
+#pragma unroll
+      for (int k = 0; k < kW; ++k) asm volatile("" : "+f"(xw[j][k]));  // kept, not recomputed for the stores
       sum_sq += cuda::PackReduce<kW>(sq, [](float a, float b) { return a + b; });
       mxw = fmaxf(mxw, quant::AbsMax(xw[j]));
     });
