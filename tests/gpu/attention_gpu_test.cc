@@ -26,6 +26,7 @@
 #include "core/compare.h"
 #include "core/random.h"
 #include "core/registry.h"
+#include "device_case.h"
 #include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
@@ -37,71 +38,6 @@ const OpDef& AttentionOp() {
   const OpDef* op = BuiltinRegistry().Find("attention");
   if (op == nullptr) throw std::runtime_error("attention is not registered");
   return *op;
-}
-
-std::string CudaText(int e) {
-  return std::string(cudaGetErrorName(static_cast<cudaError_t>(e))) + " (" + cudaGetErrorString(static_cast<cudaError_t>(e)) + ")";
-}
-
-// Device memory freed at scope exit.
-struct DeviceMem {
-  void* p = nullptr;
-  ~DeviceMem() {
-    if (p) cudaFree(p);
-  }
-  cudaError_t Allocate(size_t bytes) { return cudaMalloc(&p, bytes == 0 ? 16 : bytes); }
-};
-
-std::vector<Problem> Presets(const OpDef& op, std::initializer_list<const char*> names) {
-  std::vector<Problem> out;
-  for (const char* name : names)
-    for (const Problem& p : op.find_preset(name)->problems) out.push_back(p);
-  return out;
-}
-
-// Inputs of a problem on the device, filled as the worker fills them; outputs allocated.
-struct DeviceCase {
-  std::vector<std::unique_ptr<DeviceMem>> mem;
-  std::vector<Tensor> tensors;  // q, k, v, o, lse
-  std::string error;
-
-  DeviceCase(const OpDef& op, const Problem& p, uint64_t seed) {
-    size_t input = 0;
-    for (const TensorSpec& spec : op.tensors) {
-      const Dtype d = spec.dtype(p);
-      const int64_t n = spec.numel(p);
-      const size_t bytes = static_cast<size_t>(n * DtypeBytes(d));
-      mem.push_back(std::make_unique<DeviceMem>());
-      if (const cudaError_t e = mem.back()->Allocate(bytes); e != cudaSuccess) error = "cudaMalloc: " + CudaText(e);
-      tensors.push_back(Tensor{mem.back()->p, n, d});
-      if (spec.is_output || !error.empty()) continue;
-      std::vector<unsigned char> host(bytes);
-      FillInput(spec, p, Tensor{host.data(), n, d}, seed, input++);
-      if (const cudaError_t e = cudaMemcpy(mem.back()->p, host.data(), bytes, cudaMemcpyHostToDevice); e != cudaSuccess)
-        error = "cudaMemcpy: " + CudaText(e);
-    }
-  }
-};
-
-// The device reference's outputs for the case's inputs.
-std::vector<std::vector<double>> DeviceReference(const OpDef& op, const Problem& p, const DeviceCase& c, std::string* error) {
-  std::vector<std::vector<double>> out(2);
-  DeviceMem o, lse;
-  const size_t no = static_cast<size_t>(c.tensors[3].numel), nl = static_cast<size_t>(c.tensors[4].numel);
-  if (o.Allocate(no * sizeof(double)) != cudaSuccess || lse.Allocate(nl * sizeof(double)) != cudaSuccess) {
-    *error = "cudaMalloc (reference outputs)";
-    return {};
-  }
-  double* const outs[2] = {static_cast<double*>(o.p), static_cast<double*>(lse.p)};
-  const int rc = op.gpu_reference(p, std::span<const Tensor>(c.tensors).first(3), outs, nullptr);
-  if (rc != 0 || cudaDeviceSynchronize() != cudaSuccess) {
-    *error = "gpu_reference failed: " + CudaText(rc ? rc : cudaGetLastError());
-    return {};
-  }
-  out[0].resize(no), out[1].resize(nl);
-  cudaMemcpy(out[0].data(), o.p, no * sizeof(double), cudaMemcpyDeviceToHost);
-  cudaMemcpy(out[1].data(), lse.p, nl * sizeof(double), cudaMemcpyDeviceToHost);
-  return out;
 }
 
 TEST(AttentionGpuReference, MatchesCpuReference) {
@@ -117,14 +53,9 @@ TEST(AttentionGpuReference, MatchesCpuReference) {
       std::string error;
       const auto got = DeviceReference(op, p, c, &error);
       ASSERT_EQ(error, "");
-      // The CPU reference on the same inputs (copied back, so both see identical bits).
-      std::vector<std::vector<unsigned char>> host(3);
+      // The CPU reference on the host copies of the same inputs.
       std::vector<Tensor> inputs;
-      for (int i = 0; i < 3; ++i) {
-        host[i].resize(static_cast<size_t>(c.tensors[i].numel * 2));
-        ASSERT_EQ(cudaMemcpy(host[i].data(), c.tensors[i].data, host[i].size(), cudaMemcpyDeviceToHost), cudaSuccess);
-        inputs.push_back(Tensor{host[i].data(), c.tensors[i].numel, d});
-      }
+      for (int i = 0; i < 3; ++i) inputs.push_back(Tensor{c.host[i].data(), c.tensors[i].numel, d});
       std::vector<std::vector<double>> want;
       op.reference(p, inputs, want);
       for (int out = 0; out < 2; ++out) {
@@ -160,34 +91,6 @@ TEST_P(AttentionVariantTest, EdgeShapes) {
     }
   std::printf("  attention / %s: %d edge checks ran\n", GetParam().c_str(), ran);
   EXPECT_GT(ran, 0);
-}
-
-// Runs v on the case (outputs poisoned with NaN first, so an unwritten element fails) and compares
-// o and lse with the device reference on the same inputs; prints each output's largest error.
-void RunAndCompare(const OpDef& op, const Variant& v, const Problem& p, DeviceCase& c, const std::string& what) {
-  for (int i = 3; i < 5; ++i)
-    ASSERT_EQ(cudaMemset(c.tensors[i].data, 0xFF, static_cast<size_t>(c.tensors[i].numel * DtypeBytes(c.tensors[i].dtype))),
-              cudaSuccess);
-  const int rc = v.run_cuda(p, c.tensors, nullptr);
-  ASSERT_EQ(rc, 0) << CudaText(rc);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::string error;
-  const auto want = DeviceReference(op, p, c, &error);
-  ASSERT_EQ(error, "");
-  const Tolerance tol = ToleranceFor(op, p);
-  for (int out = 0; out < 2; ++out) {
-    const Tensor& t = c.tensors[3 + out];
-    std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
-    ASSERT_EQ(cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    std::vector<double> got(static_cast<size_t>(t.numel));
-    for (int64_t e = 0; e < t.numel; ++e) got[e] = LoadAsDouble(raw.data(), t.dtype, e);
-    const CompareResult r = Compare(got, want[out], tol);
-    EXPECT_TRUE(r.passed) << "output " << (out ? "lse" : "o") << ": " << r.mismatches << " mismatches, " << r.non_finite
-                          << " non-finite, max abs " << r.max_abs_error << " (atol " << tol.atol << "), first at "
-                          << r.first_mismatch;
-    std::printf("  %s %s %s: %s max abs error %.3g\n", v.name.c_str(), p.label().c_str(), what.c_str(), out ? "lse" : "o",
-                r.max_abs_error);
-  }
 }
 
 // Each problem of `presets` in bf16 and f16, `seeds` seeds, against the device reference.

@@ -28,6 +28,7 @@
 #include "core/compare.h"
 #include "core/random.h"
 #include "core/registry.h"
+#include "device_case.h"
 #include "gpu_presence.h"
 #include "gpu_test_util.h"
 #include "gtest/gtest.h"
@@ -43,85 +44,6 @@ const OpDef& Op(const char* name) {
   return *op;
 }
 const OpDef& VarlenOp() { return Op("attention_varlen"); }
-
-std::string CudaText(int e) {
-  return std::string(cudaGetErrorName(static_cast<cudaError_t>(e))) + " (" + cudaGetErrorString(static_cast<cudaError_t>(e)) + ")";
-}
-
-struct DeviceMem {
-  void* p = nullptr;
-  ~DeviceMem() {
-    if (p) cudaFree(p);
-  }
-  cudaError_t Allocate(size_t bytes) { return cudaMalloc(&p, bytes == 0 ? 16 : bytes); }
-};
-
-std::vector<Problem> Presets(const OpDef& op, std::initializer_list<const char*> names) {
-  std::vector<Problem> out;
-  for (const char* name : names)
-    for (const Problem& p : op.find_preset(name)->problems) out.push_back(p);
-  return out;
-}
-
-// A problem's tensors on the device (inputs filled as the worker fills them, outputs poisoned with
-// 0xFF bytes: NaN), and the host copies of the inputs.
-struct DeviceCase {
-  std::vector<std::unique_ptr<DeviceMem>> mem;
-  std::vector<Tensor> tensors;
-  std::vector<std::vector<unsigned char>> host;
-  std::string error;
-
-  DeviceCase(const OpDef& op, const Problem& p, uint64_t seed) {
-    size_t input = 0;
-    for (const TensorSpec& spec : op.tensors) {
-      const Dtype d = spec.dtype(p);
-      const int64_t n = spec.numel(p);
-      const size_t bytes = static_cast<size_t>(n * DtypeBytes(d));
-      mem.push_back(std::make_unique<DeviceMem>());
-      host.emplace_back(bytes);
-      if (const cudaError_t e = mem.back()->Allocate(bytes); e != cudaSuccess) error = "cudaMalloc: " + CudaText(e);
-      tensors.push_back(Tensor{mem.back()->p, n, d});
-      if (!error.empty()) continue;
-      cudaError_t e = cudaSuccess;
-      if (spec.is_output) {
-        e = cudaMemset(mem.back()->p, 0xFF, bytes);
-      } else {
-        FillInput(spec, p, Tensor{host.back().data(), n, d}, seed, input++);
-        e = cudaMemcpy(mem.back()->p, host.back().data(), bytes, cudaMemcpyHostToDevice);
-      }
-      if (e != cudaSuccess) error = "cudaMemcpy/cudaMemset: " + CudaText(e);
-    }
-  }
-  std::span<const Tensor> inputs(size_t n) const { return std::span<const Tensor>(tensors).first(n); }
-  std::vector<double> Output(size_t i) const {
-    const Tensor& t = tensors[i];
-    std::vector<unsigned char> raw(static_cast<size_t>(t.numel * DtypeBytes(t.dtype)));
-    cudaMemcpy(raw.data(), t.data, raw.size(), cudaMemcpyDeviceToHost);
-    std::vector<double> out(static_cast<size_t>(t.numel));
-    for (int64_t e = 0; e < t.numel; ++e) out[e] = LoadAsDouble(raw.data(), t.dtype, e);
-    return out;
-  }
-};
-
-std::vector<std::vector<double>> DeviceReference(const OpDef& op, const Problem& p, const DeviceCase& c, std::string* error) {
-  const size_t no = static_cast<size_t>(c.tensors[av::kO].numel), nl = static_cast<size_t>(c.tensors[av::kLse].numel);
-  DeviceMem o, lse;
-  if (o.Allocate(no * sizeof(double)) != cudaSuccess || lse.Allocate(nl * sizeof(double)) != cudaSuccess) {
-    *error = "cudaMalloc (reference outputs)";
-    return {};
-  }
-  double* const outs[2] = {static_cast<double*>(o.p), static_cast<double*>(lse.p)};
-  const int rc = op.gpu_reference(p, c.inputs(5), outs, nullptr);
-  if (rc != 0 || cudaDeviceSynchronize() != cudaSuccess) {
-    *error = "gpu_reference failed: " + CudaText(rc ? rc : cudaGetLastError());
-    return {};
-  }
-  std::vector<std::vector<double>> out(2);
-  out[0].resize(no), out[1].resize(nl);
-  cudaMemcpy(out[0].data(), o.p, no * sizeof(double), cudaMemcpyDeviceToHost);
-  cudaMemcpy(out[1].data(), lse.p, nl * sizeof(double), cudaMemcpyDeviceToHost);
-  return out;
-}
 
 TEST(AttentionVarlenGpuReference, MatchesCpuReference) {
   KBENCH_REQUIRE_GPU_OR_SKIP();
@@ -184,21 +106,7 @@ void CheckAgainstDeviceReference(const Variant& v, std::initializer_list<const c
         SCOPED_TRACE(v.name + " " + p.label() + " seed " + std::to_string(seed));
         DeviceCase c(op, p, seed);
         ASSERT_EQ(c.error, "");
-        const int rc = v.run_cuda(p, c.tensors, nullptr);
-        ASSERT_EQ(rc, 0) << CudaText(rc);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        std::string error;
-        const auto want = DeviceReference(op, p, c, &error);
-        ASSERT_EQ(error, "");
-        const Tolerance tol = ToleranceFor(op, p);
-        for (int out = 0; out < 2; ++out) {
-          const CompareResult r = Compare(c.Output(av::kO + out), want[out], tol);
-          EXPECT_TRUE(r.passed) << "output " << (out ? "lse" : "o") << ": " << r.mismatches << " mismatches, "
-                                << r.non_finite << " non-finite, max abs " << r.max_abs_error << " (atol " << tol.atol
-                                << "), first at " << r.first_mismatch;
-          std::printf("  %s %s seed %d: %s max abs error %.3g\n", v.name.c_str(), p.label().c_str(), static_cast<int>(seed),
-                      out ? "lse" : "o", r.max_abs_error);
-        }
+        RunAndCompare(op, v, p, c, "seed " + std::to_string(seed));
       }
     }
 }
