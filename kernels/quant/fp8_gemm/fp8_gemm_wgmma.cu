@@ -23,9 +23,11 @@
 //                   producer warpgroup and 2 consumers of 64x128), persistent over tiles grouped by 16
 //                   tile rows. With block scales, two partial-sum sets used in turn, four k tiles a
 //                   loop iteration: each set promoted while the other's wgmmas run (H200, 4096^3:
-//                   124.0 us against 131.4 with k tiles in pairs). TMA zero-fills the edges
-//                   (M = 1, N = 2112, K tails); its 16-byte row strides need K % 16 == 0 and N % 8 == 0
-//                   (skip_reason says so otherwise) and offset views run cuda_v1_simt.
+//                   124.0 us against 131.4 with k tiles in pairs), and each iteration's A scales
+//                   loaded during the iteration before (2-7% off every block-scaled shape). TMA
+//                   zero-fills the edges (M = 1, N = 2112, K tails); its 16-byte row strides need
+//                   K % 16 == 0 and N % 8 == 0 (skip_reason says so otherwise) and offset views run
+//                   cuda_v1_simt.
 //   cuda_wgmma_fp8_n256  block tile 128x256x128, 4 stages of 48 KiB: each consumer (64 x 256) runs the
 //                   k tile as two 128-column halves through the same 64 partial-sum registers,
 //                   promoting each; half the tiles, half the A traffic per FLOP of the 128x128 rung.
@@ -322,48 +324,54 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, p[i], acc[i]);
           };
-          float x0 = __ldg(pa0), x1 = __ldg(pa1);
-          int kt = 0;
           // Four k tiles an iteration, the two sets alternating: the tensor cores wait on a
           // promotion once an iteration (after the last wait_group 0), not once a pair. On the H200
           // this took 4-6% off the pairs loop; eight an iteration was slower again (GEMM_README.md).
+          // An iteration's A scales are loaded during the iteration before (c, then n copied into c
+          // at the back edge, by when the loads have landed): loaded in their own iteration, the
+          // first promotions waited on them (Nsight Compute: 12% of the warp samples on the scale
+          // product), and loading them ahead took 2-7% off every block-scaled shape.
           constexpr int kUnroll = 4;
-          for (; kt + kUnroll <= k_tiles; kt += kUnroll) {
-            float z0[kUnroll], z1[kUnroll];
+          float c0[kUnroll], c1[kUnroll];
+          c0[0] = __ldg(pa0), c1[0] = __ldg(pa1);
 #pragma unroll
-            for (int j = 1; j < kUnroll; ++j) {
-              bump(kt + j);
-              z0[j] = __ldg(pa0), z1[j] = __ldg(pa1);
+          for (int j = 1; j < kUnroll; ++j) {
+            bump(j);
+            c0[j] = __ldg(pa0), c1[j] = __ldg(pa1);
+          }
+          int kt = 0;
+          for (; kt + kUnroll <= k_tiles; kt += kUnroll) {
+            float n0[kUnroll], n1[kUnroll];
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) {
+              bump(kt + kUnroll + j);
+              n0[j] = __ldg(pa0), n1[j] = __ldg(pa1);
             }
             issue(part);
             issue(part2);
 #pragma unroll
             for (int j = 0; j < kUnroll; j += 2) {
               ptx::WgmmaWait<1>();
-              promote(part, kt + j, j == 0 ? x0 : z0[j], j == 0 ? x1 : z1[j]);
+              promote(part, kt + j, c0[j], c1[j]);
               if (j + 2 < kUnroll) {
                 issue(part);
                 ptx::WgmmaWait<1>();
               } else {
-                bump(kt + kUnroll);
-                x0 = __ldg(pa0), x1 = __ldg(pa1);
                 ptx::WgmmaWait<0>();
               }
-              promote(part2, kt + j + 1, z0[j + 1], z1[j + 1]);
+              promote(part2, kt + j + 1, c0[j + 1], c1[j + 1]);
               if (j + 2 < kUnroll) issue(part2);
             }
+#pragma unroll
+            for (int j = 0; j < kUnroll; ++j) c0[j] = n0[j], c1[j] = n1[j];
           }
-          for (; kt < k_tiles; kt += 2) {  // the last pair where k_tiles % 4 == 2
-            bump(kt + 1);
-            const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+          for (; kt < k_tiles; kt += 2) {  // the last pair where k_tiles % 4 == 2: scales c[0], c[1]
             issue(part);
             issue(part2);
             ptx::WgmmaWait<1>();
-            promote(part, kt, x0, x1);
-            bump(kt + 2);
-            x0 = __ldg(pa0), x1 = __ldg(pa1);
+            promote(part, kt, c0[0], c1[0]);
             ptx::WgmmaWait<0>();
-            promote(part2, kt + 1, y0, y1);
+            promote(part2, kt + 1, c0[1], c1[1]);
           }
         } else {
           // 128 x 256: one partial-sum set (acc 128 + 64 registers), so each half of a k tile is
