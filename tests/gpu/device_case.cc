@@ -9,11 +9,6 @@
 
 namespace kbench::kernels::testing {
 
-std::string CudaErrorText(int e) {
-  return std::string(cudaGetErrorName(static_cast<cudaError_t>(e))) + " (" +
-         cudaGetErrorString(static_cast<cudaError_t>(e)) + ")";
-}
-
 std::vector<Problem> Presets(const OpDef& op, std::initializer_list<const char*> names) {
   std::vector<Problem> out;
   for (const char* name : names)
@@ -29,7 +24,7 @@ DeviceCase::DeviceCase(const OpDef& op, const Problem& p, uint64_t seed) {
     const size_t bytes = static_cast<size_t>(n * DtypeBytes(d));
     mem.push_back(std::make_unique<DeviceMem>());
     host.emplace_back(spec.is_output ? 0 : bytes);
-    if (const cudaError_t e = mem.back()->Allocate(bytes); e != cudaSuccess) error = "cudaMalloc: " + CudaErrorText(e);
+    if (const cudaError_t e = mem.back()->Allocate(bytes); e != cudaSuccess) error = "cudaMalloc: " + CudaText(e);
     tensors.push_back(Tensor{mem.back()->p, n, d});
     if (!error.empty()) continue;
     cudaError_t e = cudaSuccess;
@@ -39,7 +34,7 @@ DeviceCase::DeviceCase(const OpDef& op, const Problem& p, uint64_t seed) {
       FillInput(spec, p, Tensor{host.back().data(), n, d}, seed, input++);
       e = cudaMemcpy(mem.back()->p, host.back().data(), bytes, cudaMemcpyHostToDevice);
     }
-    if (e != cudaSuccess) error = "cudaMemcpy/cudaMemset: " + CudaErrorText(e);
+    if (e != cudaSuccess) error = "cudaMemcpy/cudaMemset: " + CudaText(e);
   }
 }
 
@@ -86,7 +81,7 @@ std::vector<std::vector<double>> DeviceReference(const OpDef& op, const Problem&
   }
   const int rc = op.gpu_reference(p, c.inputs(inputs), ptrs, nullptr);
   if (rc != 0 || cudaDeviceSynchronize() != cudaSuccess) {
-    *error = "gpu_reference failed: " + CudaErrorText(rc ? rc : cudaGetLastError());
+    *error = "gpu_reference failed: " + CudaText(rc ? rc : cudaGetLastError());
     return {};
   }
   std::vector<std::vector<double>> out(outputs.size());
@@ -103,7 +98,7 @@ std::vector<std::vector<double>> DeviceReference(const OpDef& op, const Problem&
 void RunAndCompare(const OpDef& op, const Variant& v, const Problem& p, DeviceCase& c, const std::string& what) {
   ASSERT_TRUE(c.PoisonOutputs(op));
   const int rc = v.run_cuda(p, c.tensors, nullptr);
-  ASSERT_EQ(rc, 0) << CudaErrorText(rc);
+  ASSERT_EQ(rc, 0) << CudaText(rc);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::string error;
   const auto want = DeviceReference(op, p, c, &error);

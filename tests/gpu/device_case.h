@@ -17,9 +17,6 @@
 
 namespace kbench::kernels::testing {
 
-// cudaError_t `e` by name and description.
-std::string CudaErrorText(int e);
-
 // Device memory freed at scope exit.
 struct DeviceMem {
   void* p = nullptr;

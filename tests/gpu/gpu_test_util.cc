@@ -15,11 +15,6 @@ namespace {
 constexpr size_t kGuardBytes = 256;   // before and after each tensor; keeps the start 256-aligned
 constexpr unsigned char kPoison = 0xFF;  // 0xFFFFFFFF and 0xFFFF are NaN in f32 and bf16
 
-std::string CudaText(int code) {
-  return std::string(cudaGetErrorName(static_cast<cudaError_t>(code))) + " (" +
-         cudaGetErrorString(static_cast<cudaError_t>(code)) + ")";
-}
-
 // Errors after which the context is gone for the rest of the process.
 bool IsFatal(cudaError_t e) {
   switch (e) {
@@ -62,6 +57,11 @@ std::string Describe(const OpDef& op, const Variant& v, const Problem& p, const 
 }
 
 }  // namespace
+
+std::string CudaText(int code) {
+  return std::string(cudaGetErrorName(static_cast<cudaError_t>(code))) + " (" +
+         cudaGetErrorString(static_cast<cudaError_t>(code)) + ")";
+}
 
 std::string& FirstFatalError() {
   static std::string first;

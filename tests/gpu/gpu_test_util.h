@@ -16,6 +16,9 @@ namespace kbench::kernels::testing {
 // GPU checks report it rather than the confusing errors that follow it.
 std::string& FirstFatalError();
 
+// cudaError_t `code` by name and description.
+std::string CudaText(int code);
+
 // The op's tolerance for a problem: problem_tolerance when the op has one, else tolerance(dtype).
 Tolerance ToleranceFor(const OpDef& op, const Problem& p);
 
