@@ -313,6 +313,7 @@ TEST(QgemmLadder, RungsTakeTheirPresets) {
     const bool gemv = p.dim("M") <= 8;
     EXPECT_EQ(w4.find_variant("cuda_v3_gemv_magic")->skip_reason(p).empty(), gemv) << p.label();
     EXPECT_EQ(w4.find_variant("cuda_v4_mma_gemv")->skip_reason(p), "") << p.label();
+    EXPECT_EQ(w4.find_variant("cuda_v4_mma_marlin")->skip_reason(p), "") << p.label();
     if (cc == 90) EXPECT_EQ(w4.find_variant("cuda_v5_wgmma_mixed")->skip_reason(p), "") << p.label();
     EXPECT_EQ(w4.find_variant("cublas_bf16")->skip_reason(p), "") << p.label();
   }

@@ -64,6 +64,7 @@ int LaunchW4DequantThenGemm(const W4Args& g, cudaStream_t s);
 void AddW4a16DequantVariants(OpDef& op);   // w4a16_gemm_cuda.cu: cuda_v1_dequant_then_gemm
 void AddW4a16GemvVariants(OpDef& op);      // w4a16_gemv.cu: cuda_v2_gemv_dequant, cuda_v3_gemv_magic
 void AddW4a16MmaGemvVariant(OpDef& op);    // w4a16_mma_gemv.cu: cuda_v4_mma_gemv
+void AddW4a16MarlinVariant(OpDef& op);     // w4a16_mma_marlin.cu: cuda_v4_mma_marlin
 void AddW4a16WgmmaVariant(OpDef& op);      // w4a16_wgmma.cu: cuda_v5_wgmma_mixed
 void AddW4a16BaselineVariants(OpDef& op);  // w4a16_gemm_cuda.cu: cublas_bf16
 

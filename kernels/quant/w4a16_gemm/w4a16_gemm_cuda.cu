@@ -244,6 +244,7 @@ void AddW4a16GemmCudaVariants(OpDef& op) {
   w4a16::AddW4a16DequantVariants(op);
   w4a16::AddW4a16GemvVariants(op);
   w4a16::AddW4a16MmaGemvVariant(op);
+  w4a16::AddW4a16MarlinVariant(op);
   w4a16::AddW4a16WgmmaVariant(op);
   w4a16::AddW4a16BaselineVariants(op);
 }

@@ -86,6 +86,53 @@ inline int PlanKSplit(int64_t row_blocks, int64_t units, int64_t slots, int64_t 
   return 0;
 }
 
+// The end of a split-K-capable block, in two parts. StoreSplitTile: one warp's acc (rows n0 + g and
+// n0 + g + 8, columns col0 + nt * 8 + 2t + i % 2) to C when K is not split (gridDim.y == 1), else to
+// its split's f32 partials [split][M][N]. FinishSplitK, by the whole block once its tiles are stored:
+// with a split, the last block of the row block (rows [row0, row0 + rows)) to arrive sums the
+// partials in split order (MergeSplits).
+template <int NT>
+__device__ __forceinline__ void StoreSplitTile(const float (&acc)[NT][4], int64_t n0, int col0,
+                                               __nv_bfloat16* __restrict__ c, int64_t m, int64_t n,
+                                               float* __restrict__ part) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  if (gridDim.y == 1) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = col0 + nt * 8 + 2 * t + (i % 2);
+        if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[nt][i]);
+      }
+    return;
+  }
+  float* mine = part + static_cast<int64_t>(blockIdx.y) * m * n;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = col0 + nt * 8 + 2 * t + (i % 2);
+      if (row < n && col < m) mine[col * n + row] = acc[nt][i];
+    }
+}
+__device__ __forceinline__ void FinishSplitK(int64_t row0, int64_t block_rows, __nv_bfloat16* __restrict__ c,
+                                             int64_t m, int64_t n, float* __restrict__ part,
+                                             unsigned* __restrict__ counters) {
+  if (gridDim.y == 1) return;
+  __shared__ bool last;
+  __threadfence();  // this thread's partials are visible device-wide before the block counts in
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
+    if (last) counters[blockIdx.x] = 0;  // left at zero for the next launch
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int64_t left_rows = n - row0;
+  MergeSplits(part, c, m, n, row0, left_rows < block_rows ? left_rows : block_rows, gridDim.y);
+}
+
 template <int NT, int D>
 constexpr int SmemASlabBytes() {
   return 8 * NT * D * kW4Group * 2;
@@ -215,38 +262,8 @@ __global__ void __launch_bounds__(32 * WN, MINB)
     step(b0, b1, bi);
     if (bi + 1 < batches) step(b1, b0, bi + 1);
   }
-  if (gridDim.y == 1) {
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
-        if (row < n && col < m) c[col * n + row] = __float2bfloat16_rn(acc[nt][i]);
-      }
-    return;
-  }
-  // Split K: partial [split][M][N]; the last block of this row block to arrive sums the splits.
-  float* mine = part + static_cast<int64_t>(blockIdx.y) * m * n;
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int64_t row = n0 + g + (i >= 2 ? 8 : 0), col = nt * 8 + 2 * t + (i % 2);
-      if (row < n && col < m) mine[col * n + row] = acc[nt][i];
-    }
-  __shared__ bool last;
-  __threadfence();  // this thread's partials are visible device-wide before the block counts in
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    last = atomicAdd(&counters[blockIdx.x], 1u) == gridDim.y - 1;
-    if (last) counters[blockIdx.x] = 0;  // left at zero for the next launch
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  const int64_t left_rows = n - static_cast<int64_t>(blockIdx.x) * 16 * WN;
-  const int64_t rows = left_rows < 16 * WN ? left_rows : 16 * WN;
-  MergeSplits(part, c, m, n, static_cast<int64_t>(blockIdx.x) * 16 * WN, rows, gridDim.y);
+  StoreSplitTile<NT>(acc, n0, 0, c, m, n, part);
+  FinishSplitK(static_cast<int64_t>(blockIdx.x) * 16 * WN, 16 * WN, c, m, n, part, counters);
 }
 
 // The launch: a grid of 16 WN rows a block, two slabs of dynamic shared memory, and K split over

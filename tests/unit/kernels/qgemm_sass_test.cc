@@ -9,6 +9,8 @@
 //     point with one packed bf16 instruction (HADD2/HFMA2 .BF16), on sm_80 and sm_90a, without spills;
 //   - GemvMma* (cuda_v4_mma_gemv: GemvMmaLean at M <= 8, GemvMmaT, the register-fed template, and
 //     GemvMmaSmemA, A staged in shared memory) multiply on the tensor cores (HMMA) and dequantize with LOP3, without spills;
+//   - GemvMmaMarlin (cuda_v4_mma_marlin) is built for every M range (1 to 16 n8 tiles) on sm_80 and
+//     sm_90a, fills its pipeline with cp.async (LDGSTS), multiplies with HMMA, without spills;
 //   - sm_90a W4a16Wgmma (cuda_v5_wgmma_mixed) issues bf16 warpgroup MMAs (HGMMA) fed by LOP3-dequantized
 //     registers and TMA loads, without spills.
 // Paths of cuobjdump and the library come from CMake (KBENCH_CUOBJDUMP / KBENCH_KERNELS_LIB in the
@@ -169,6 +171,19 @@ TEST(QgemmSass, MmaGemvUsesHmmaWithoutSpills) {
       EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
       ExpectNoSpills(fn, text);
     }
+}
+
+TEST(QgemmSass, MarlinStreamsThroughCpAsyncIntoHmma) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    const auto kernels = Kernels(arch, "GemvMmaMarlin");
+    EXPECT_EQ(kernels.size(), 5u) << arch << ": one kernel for each of 1, 2, 4, 8 and 16 n8 tiles";
+    for (const auto& [fn, text] : kernels) {
+      EXPECT_NE(text.find("LDGSTS"), std::string::npos) << arch << " " << fn << ": no cp.async";
+      EXPECT_NE(text.find("HMMA"), std::string::npos) << arch << " " << fn;
+      EXPECT_NE(text.find("LOP3.LUT"), std::string::npos) << arch << " " << fn;
+      ExpectNoSpills(fn, text);
+    }
+  }
 }
 
 TEST(QgemmSass, WgmmaW4a16UsesHgmmaWithoutSpills) {
