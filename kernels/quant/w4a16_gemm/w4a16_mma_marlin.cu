@@ -216,9 +216,7 @@ template <typename Sh>
 int LaunchMarlin(const W4Args& g, cudaStream_t s) {
   const void* kernel = MarlinKernel<Sh>();
   // Always: at 48 KB of stages the split's static flag alone takes a block past the default limit.
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes);
-  if (attr != cudaSuccess) return static_cast<int>(attr);
+  KB_CUDA_TRY(cuda::AllowDynamicSmem(kernel, Sh::kSmemBytes));
   const int64_t row_blocks = cuda::CeilDiv(g.n, int64_t{kMarlinRows}), chunks = g.k / kW4Group;
   const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * kMarlinWarps, Sh::kSmemBytes));
   KSplit split;

@@ -278,8 +278,7 @@ int LaunchGemvMmaSmemA(cudaStream_t s, const __nv_bfloat16* a, const uint32_t* w
   constexpr int kSmem = 2 * SmemASlabBytes<NT, D>();
   const auto* kernel = reinterpret_cast<const void*>(&GemvMmaSmemA<NT, WN, D, 1, TILED>);
   if constexpr (kSmem > 48 * 1024) {
-    static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    if (attr != cudaSuccess) return static_cast<int>(attr);
+    KB_CUDA_TRY(cuda::AllowDynamicSmem(kernel, kSmem));
   }
   const int64_t row_blocks = (n + 16 * WN - 1) / (16 * WN), slabs = k / kW4Group / D;
   const int64_t slots = std::max<int64_t>(1, cuda::ResidentBlocks(kernel, 32 * WN, kSmem));
