@@ -24,7 +24,9 @@
 //                   tile rows. With block scales, two partial-sum sets used in turn, four k tiles a
 //                   loop iteration: each set promoted while the other's wgmmas run (H200, 4096^3:
 //                   124.0 us against 131.4 with k tiles in pairs), and each iteration's A scales
-//                   loaded during the iteration before (2-7% off every block-scaled shape). TMA
+//                   loaded during the iteration before (2-7% off every block-scaled shape). Each
+//                   tile's outputs wait packed to bf16 and are stored once the next tile's first two
+//                   k tiles are issued, under their wgmmas (3-4% off 4096^3 and 4096x14336x4096). TMA
 //                   zero-fills the edges (M = 1, N = 2112, K tails); its 16-byte row strides need
 //                   K % 16 == 0 and N % 8 == 0 (skip_reason says so otherwise) and offset views run
 //                   cuda_v1_simt.
@@ -40,10 +42,10 @@
 //   cuda_wgmma_fp8_m192  fp8_gemm_block only: block tile 192x128x128, 4 stages of 40 KiB, 512 threads
 //                   (a producer and 3 consumers of 64x128, setmaxnreg 32 / 160), one partial-sum set a
 //                   consumer: it waits for its k tile and promotes it while the other two consumers'
-//                   wgmmas keep the tensor cores busy. On the H200 the best rung at 4096 x 2112 x 7168
-//                   (121.5-122.1 us against the 128x128 rung's 128.5-132.3) and at 8192^3 (895-904
-//                   against 917-947); worse where 192-row tiles quantize badly (4096^3: 704 tiles on
-//                   132 SMs, 131.7 against 121.6) and at K = 14336 (448.5 against 408.0).
+//                   wgmmas keep the tensor cores busy; a tile's outputs are stored under the next
+//                   tile's first k tile, as in the 128x128 rung (4-9% off every shape). On the H200
+//                   the best rung at 4096 x 2112 x 7168 and 8192^3; worse where 192-row tiles
+//                   quantize badly (4096^3: 704 tiles on 132 SMs) and at K = 14336 (GEMM_README.md).
 // Only sm_90a machine code exists for the kernels; elsewhere their bodies are empty and skip_reason refuses.
 #include <cuda.h>  // CUtensorMap and its enums (types only; the function comes from the entry point)
 #include <cuda_bf16.h>
@@ -176,12 +178,12 @@ __device__ __forceinline__ void ProduceTiles(const CUtensorMap* tma_a, const CUt
   }
 }
 
-// A consumer's 64 x (64 kBoxes) accumulators times `scale`, as bf16 through its two 64x64 swizzled
-// C boxes (one stored by TMA while the next fills) to rows row0.. and columns col0.. of C.
-template <int kBoxes, int kAcc>
-__device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], float scale, uint32_t boxes,
-                                                  const CUtensorMap* tma_c, int col0, int row0, int consumer, int t,
-                                                  int lane, int r0) {
+// A consumer's 64 x (64 kBoxes) outputs as bf16 through its two 64x64 swizzled C boxes (one stored
+// by TMA while the next fills) to rows row0.. and columns col0.. of C. pair(j, h) is the packed bf16
+// pair of this thread at row r0 (h = 0) or r0 + 8 (h = 1), columns 8j + 2(lane%4) and +1.
+template <int kBoxes, typename Pair>
+__device__ __forceinline__ void StoreCBoxes(const Pair& pair, uint32_t boxes, const CUtensorMap* tma_c, int col0,
+                                            int row0, int consumer, int t, int lane, int r0) {
 #pragma unroll
   for (int q = 0; q < kBoxes; ++q) {
     const uint32_t box = boxes + (q % 2) * kCBoxBytes;
@@ -191,8 +193,8 @@ __device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], floa
     for (int u = 0; u < kCBox / 8; ++u) {
       const int j = q * (kCBox / 8) + u;
       const uint32_t at = ((u ^ (lane / 4)) * 16) + 4 * (lane % 4);
-      ptx::StsB32(box + r0 * 128 + at, cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]));
-      ptx::StsB32(box + (r0 + 8) * 128 + at, cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]));
+      ptx::StsB32(box + r0 * 128 + at, pair(j, 0));
+      ptx::StsB32(box + (r0 + 8) * 128 + at, pair(j, 1));
     }
     ptx::FenceProxyAsyncShared();
     ptx::NamedBarrier(1 + consumer, 128);
@@ -201,6 +203,26 @@ __device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], floa
       ptx::BulkCommit();
     }
   }
+}
+
+// The accumulators (d layout of WgmmaM64N128K32E4m3) times `scale`, rounded as they are stored.
+template <int kBoxes, int kAcc>
+__device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], float scale, uint32_t boxes,
+                                                  const CUtensorMap* tma_c, int col0, int row0, int consumer, int t,
+                                                  int lane, int r0) {
+  const auto pair = [&](int j, int h) {
+    return cuda::PackBf16x2(scale * acc[4 * j + 2 * h], scale * acc[4 * j + 2 * h + 1]);
+  };
+  StoreCBoxes<kBoxes>(pair, boxes, tma_c, col0, row0, consumer, t, lane, r0);
+}
+
+// Outputs already packed: packed[2j + h] is pair(j, h) above.
+template <int kBoxes>
+__device__ __forceinline__ void StorePacked(const uint32_t (&packed)[kBoxes * 16], uint32_t boxes,
+                                            const CUtensorMap* tma_c, int col0, int row0, int consumer, int t,
+                                            int lane, int r0) {
+  const auto pair = [&](int j, int h) { return packed[2 * j + h]; };
+  StoreCBoxes<kBoxes>(pair, boxes, tma_c, col0, row0, consumer, t, lane, r0);
 }
 #endif  // KB_GEMM_SM90A
 
@@ -263,11 +285,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     // offset (shared addresses < 256 KB: the 14-bit start field never carries into the next).
     const uint64_t desc_a0 = ptx::DescKMajorSw128(base + consumer * (64 * 128));
     const uint64_t desc_b0 = ptx::DescKMajorSw128(base + kABytes);
+    // The block-scaled 128x128 loop stores a tile's outputs under the next tile's first k tiles
+    // (kDefer): packed to bf16 pairs at the tile's end (half acc's registers, so that acc and two
+    // partial-sum sets fit beside them), then flush(), once the next tile's first two k tiles are
+    // issued, stores them and zeroes acc. With no tile after it the tensor cores idled through each
+    // store; on the H200 this took 3-4% off 4096^3 and 4096x14336x4096 (GEMM_README.md).
+    constexpr bool kDefer = kBlockScaled && kHalves == 1;
+    int prev_tm = -1, prev_tn = 0;
+    uint32_t packed[32 * kHalves];
+    const auto flush = [&]() {
+      if (prev_tm >= 0)
+        StorePacked<kBN / kCBox>(packed, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, prev_tn * kBN,
+                                 prev_tm * kBM + consumer * 64, consumer, t, lane, r0);
+#pragma unroll
+      for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
+    };
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       TileOf(tile, tiles_m, tiles_n, &tm, &tn);
+      if constexpr (!kDefer) {
 #pragma unroll
-      for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
+        for (int i = 0; i < 64 * kHalves; ++i) acc[i] = 0.0f;
+      }
       if constexpr (kBlockScaled) {
         // Scales of this thread's two rows (clamped to the last row and block: those outputs are
         // never stored). A's: pointers stepped by m a k tile, loaded ahead into renamed registers
@@ -339,16 +378,24 @@ __global__ void __launch_bounds__(kThreads, 1)
             bump(j);
             c0[j] = __ldg(pa0), c1[j] = __ldg(pa1);
           }
-          int kt = 0;
-          for (; kt + kUnroll <= k_tiles; kt += kUnroll) {
+          // kFirst: the tile's first iteration, which stores the tile before's outputs once its own
+          // first two k tiles are issued; peeled from the loops so that `packed` is dead inside them.
+          const auto quad = [&]<bool kFirst>(int kt) {
             float n0[kUnroll], n1[kUnroll];
+            const auto load_next = [&]() {
 #pragma unroll
-            for (int j = 0; j < kUnroll; ++j) {
-              bump(kt + kUnroll + j);
-              n0[j] = __ldg(pa0), n1[j] = __ldg(pa1);
-            }
+              for (int j = 0; j < kUnroll; ++j) {
+                bump(kt + kUnroll + j);
+                n0[j] = __ldg(pa0), n1[j] = __ldg(pa1);
+              }
+            };
+            if constexpr (!kFirst) load_next();
             issue(part);
             issue(part2);
+            if constexpr (kFirst) {
+              flush();
+              load_next();
+            }
 #pragma unroll
             for (int j = 0; j < kUnroll; j += 2) {
               ptx::WgmmaWait<1>();
@@ -364,15 +411,27 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
 #pragma unroll
             for (int j = 0; j < kUnroll; ++j) c0[j] = n0[j], c1[j] = n1[j];
-          }
-          for (; kt < k_tiles; kt += 2) {  // the last pair where k_tiles % 4 == 2: scales c[0], c[1]
+          };
+          // The last pair where k_tiles % 4 == 2: scales c[0], c[1].
+          const auto pair = [&]<bool kFirst>(int kt) {
             issue(part);
             issue(part2);
+            if constexpr (kFirst) flush();
             ptx::WgmmaWait<1>();
             promote(part, kt, c0[0], c1[0]);
             ptx::WgmmaWait<0>();
             promote(part2, kt + 1, c0[1], c1[1]);
+          };
+          int kt = 0;
+          if (k_tiles >= kUnroll) {
+            quad.template operator()<true>(0);
+            kt = kUnroll;
+          } else {
+            pair.template operator()<true>(0);
+            kt = 2;
           }
+          for (; kt + kUnroll <= k_tiles; kt += kUnroll) quad.template operator()<false>(kt);
+          for (; kt < k_tiles; kt += 2) pair.template operator()<false>(kt);
         } else {
           // 128 x 256: one partial-sum set (acc 128 + 64 registers), so each half of a k tile is
           // waited for and promoted before the next is issued.
@@ -476,9 +535,19 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (++stage == kStages) stage = 0, phase ^= 1;
         }
       }
-      StoreAccumulators<kBN / kCBox>(acc, scale, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * kBN,
-                                     tm * kBM + consumer * 64, consumer, t, lane, r0);
+      if constexpr (kDefer) {
+#pragma unroll
+        for (int j = 0; j < 16 * kHalves; ++j) {
+          packed[2 * j] = cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]);
+          packed[2 * j + 1] = cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]);
+        }
+        prev_tm = tm, prev_tn = tn;
+      } else {
+        StoreAccumulators<kBN / kCBox>(acc, scale, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * kBN,
+                                       tm * kBM + consumer * 64, consumer, t, lane, r0);
+      }
     }
+    if constexpr (kDefer) flush();
     if (t == 0) ptx::BulkWaitAll();
   }
 #endif  // KB_GEMM_SM90A
@@ -535,11 +604,19 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
     uint32_t phase = 0;
     const uint64_t desc_a0 = ptx::DescKMajorSw128(base + consumer * (64 * 128));
     const uint64_t desc_b0 = ptx::DescKMajorSw128(base + kABytes);
+    // The tile before's outputs, stored under the next tile's first k tile (below), and acc zeroed.
+    int prev_tm = -1, prev_tn = 0;
+    uint32_t packed[32];
+    const auto flush = [&]() {
+      if (prev_tm >= 0)
+        StorePacked<128 / kCBox>(packed, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, prev_tn * 128,
+                                 prev_tm * m192::kBM + consumer * 64, consumer, t, lane, r0);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    };
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       TileOf(tile, tiles_m, tiles_n, &tm, &tn);
-#pragma unroll
-      for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
       const int row = tm * m192::kBM + consumer * 64 + r0;
       const float* pa0 = scale_a + min(row, m - 1);
       const float* pa1 = scale_a + min(row + 8, m - 1);
@@ -549,13 +626,8 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
       const auto bump = [&](int kt) {
         if (kt < k_blocks) pa0 += step, pa1 += step;
       };
-      const auto k_tile = [&](int kt, float a0, float a1) {
-        const float b = __shfl_sync(0xffffffffu, bl, kt & 31);
-        if ((kt & 31) == 31) {
-          bl = nbl;
-          nbl = __ldg(pb + min(kt + 33 + lane, k_blocks - 1));
-        }
-        IssueKTile<kStageBytes>(part, full_bar, stage, phase, desc_a0, desc_b0);
+      // The k tile issued last: waited for, its stage released, promoted with scales a0 * b, a1 * b.
+      const auto promote = [&](float a0, float a1, float b) {
         ptx::WgmmaWait<0>();
         Pin(part);
         if (lane == 0) ptx::MbarArrive(empty_bar + 8 * stage);
@@ -564,8 +636,30 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < 64; ++i) acc[i] = fmaf(i % 4 < 2 ? s0 : s1, part[i], acc[i]);
       };
+      const auto k_tile = [&](int kt, float a0, float a1) {
+        const float b = __shfl_sync(0xffffffffu, bl, kt & 31);
+        if ((kt & 31) == 31) {
+          bl = nbl;
+          nbl = __ldg(pb + min(kt + 33 + lane, k_blocks - 1));
+        }
+        IssueKTile<kStageBytes>(part, full_bar, stage, phase, desc_a0, desc_b0);
+        promote(a0, a1, b);
+      };
       float x0 = __ldg(pa0), x1 = __ldg(pa1);
-      for (int kt = 0; kt < k_tiles; kt += 2) {
+      // The first k tile issued, then the tile before's outputs stored under it (packed at the end
+      // of the tile before, as in the 128x128 loop), then its promotion: k_tile's steps, split
+      // around the store. With the store after the last promotion instead, the tensor cores idled
+      // through it; on the H200 this took 5-9% off every block-scaled shape (GEMM_README.md).
+      {
+        bump(1);
+        const float y0 = __ldg(pa0), y1 = __ldg(pa1);
+        const float b = __shfl_sync(0xffffffffu, bl, 0);
+        IssueKTile<kStageBytes>(part, full_bar, stage, phase, desc_a0, desc_b0);
+        flush();
+        promote(x0, x1, b);
+        x0 = y0, x1 = y1;
+      }
+      for (int kt = 1; kt < k_tiles; kt += 2) {
         bump(kt + 1);
         const float y0 = __ldg(pa0), y1 = __ldg(pa1);
         k_tile(kt, x0, x1);
@@ -574,10 +668,14 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
         x0 = __ldg(pa0), x1 = __ldg(pa1);
         k_tile(kt + 1, y0, y1);
       }
-      // Block scales were applied in the promotion: no epilogue factor.
-      StoreAccumulators<128 / kCBox>(acc, 1.0f, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * 128,
-                                     tm * m192::kBM + consumer * 64, consumer, t, lane, r0);
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        packed[2 * j] = cuda::PackBf16x2(acc[4 * j], acc[4 * j + 1]);
+        packed[2 * j + 1] = cuda::PackBf16x2(acc[4 * j + 2], acc[4 * j + 3]);
+      }
+      prev_tm = tm, prev_tn = tn;
     }
+    flush();
     if (t == 0) ptx::BulkWaitAll();
   }
 #endif  // KB_GEMM_SM90A
