@@ -649,7 +649,7 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
       // The first k tile issued, then the tile before's outputs stored under it (packed at the end
       // of the tile before, as in the 128x128 loop), then its promotion: k_tile's steps, split
       // around the store. With the store after the last promotion instead, the tensor cores idled
-      // through it; on the H200 this took 5-9% off every block-scaled shape (GEMM_README.md).
+      // through it; on the H200 this took 4-9% off every block-scaled shape (GEMM_README.md).
       {
         bump(1);
         const float y0 = __ldg(pa0), y1 = __ldg(pa1);
