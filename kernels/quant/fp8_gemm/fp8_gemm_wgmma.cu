@@ -216,6 +216,16 @@ __device__ __forceinline__ void StoreAccumulators(const float (&acc)[kAcc], floa
   StoreCBoxes<kBoxes>(pair, boxes, tma_c, col0, row0, consumer, t, lane, r0);
 }
 
+// The accumulators times `scale` as pair(j, h) above, packed[2j + h], to be stored later.
+template <int kAcc>
+__device__ __forceinline__ void PackAccumulators(const float (&acc)[kAcc], float scale, uint32_t (&packed)[kAcc / 2]) {
+#pragma unroll
+  for (int j = 0; j < kAcc / 4; ++j) {
+    packed[2 * j] = cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]);
+    packed[2 * j + 1] = cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]);
+  }
+}
+
 // Outputs already packed: packed[2j + h] is pair(j, h) above.
 template <int kBoxes>
 __device__ __forceinline__ void StorePacked(const uint32_t (&packed)[kBoxes * 16], uint32_t boxes,
@@ -536,11 +546,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       if constexpr (kDefer) {
-#pragma unroll
-        for (int j = 0; j < 16 * kHalves; ++j) {
-          packed[2 * j] = cuda::PackBf16x2(scale * acc[4 * j], scale * acc[4 * j + 1]);
-          packed[2 * j + 1] = cuda::PackBf16x2(scale * acc[4 * j + 2], scale * acc[4 * j + 3]);
-        }
+        PackAccumulators(acc, scale, packed);
         prev_tm = tm, prev_tn = tn;
       } else {
         StoreAccumulators<kBN / kCBox>(acc, scale, c_boxes + consumer * 2 * kCBoxBytes, &tma_c, tn * kBN,
@@ -668,11 +674,7 @@ __global__ void __launch_bounds__(m192::kThreads, 1)
         x0 = __ldg(pa0), x1 = __ldg(pa1);
         k_tile(kt + 1, y0, y1);
       }
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        packed[2 * j] = cuda::PackBf16x2(acc[4 * j], acc[4 * j + 1]);
-        packed[2 * j + 1] = cuda::PackBf16x2(acc[4 * j + 2], acc[4 * j + 3]);
-      }
+      PackAccumulators(acc, 1.0f, packed);  // block scales were applied in the promotion
       prev_tm = tm, prev_tn = tn;
     }
     flush();

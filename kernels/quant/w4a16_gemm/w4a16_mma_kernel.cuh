@@ -37,6 +37,35 @@ __device__ __forceinline__ uint32_t HMul2(uint32_t x, uint32_t y) {
   return *reinterpret_cast<uint32_t*>(&d);
 }
 
+// Half h of a lane's weight words wa (row g) and wb (row g + 8) as the A fragment of one m16n8k16
+// mma: the bf16 pairs (q - zero) (z0, z1: 128 + zero of each row, both halves), times the rows' bf16
+// scales (s0p, s1p) where kScaled; then one mma an n8 tile of M into d[nt], B fragments bf[nt].
+template <bool kScaled, int NT>
+__device__ __forceinline__ void W4MmaHalf(float (&d)[NT][4], uint32_t wa, uint32_t wb, int h, uint32_t z0,
+                                          uint32_t z1, uint32_t s0p, uint32_t s1p, const uint4 (&bf)[NT]) {
+  uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
+                      HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
+  if constexpr (kScaled) {
+    frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
+    frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+    gemm::ptx::MmaBf16(d[nt], frag, h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
+}
+
+// acc += s * part over a weight tile's n8 tiles: d[0], d[1] are row g's (scale s0), d[2], d[3] row g + 8's.
+template <int NT>
+__device__ __forceinline__ void AddRowScaled(float (&acc)[NT][4], const float (&part)[NT][4], float s0, float s1) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
+    acc[nt][1] = fmaf(s0, part[nt][1], acc[nt][1]);
+    acc[nt][2] = fmaf(s1, part[nt][2], acc[nt][2]);
+    acc[nt][3] = fmaf(s1, part[nt][3], acc[nt][3]);
+  }
+}
+
 // D consecutive groups' scales (or zero points) of one row: D bf16 in one load.
 template <int D>
 struct W4Groups;
@@ -177,31 +206,15 @@ __global__ void __launch_bounds__(32 * SPLIT * WN, MINB)
           const uint32_t wb = u == 0 ? p1.x : u == 1 ? p1.y : u == 2 ? p1.z : p1.w;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
-                                HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
-            if constexpr (kBf16Scale) {
-              frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
-              frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
-            }
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-              gemm::ptx::MmaBf16(kBf16Scale ? acc[mt][nt] : part[kBf16Scale ? 0 : mt][kBf16Scale ? 0 : nt], frag,
-                                 h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
+            if constexpr (kBf16Scale) W4MmaHalf<true>(acc[mt], wa, wb, h, z0, z1, s0p, s1p, bf);
+            else W4MmaHalf<false>(part[mt], wa, wb, h, z0, z1, s0p, s1p, bf);
           }
         }
       }
       if constexpr (!kBf16Scale) {
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          const float s0 = GroupValue(b.s[mt][0], d), s1 = GroupValue(b.s[mt][1], d);
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            acc[mt][nt][0] = fmaf(s0, part[mt][nt][0], acc[mt][nt][0]);
-            acc[mt][nt][1] = fmaf(s0, part[mt][nt][1], acc[mt][nt][1]);
-            acc[mt][nt][2] = fmaf(s1, part[mt][nt][2], acc[mt][nt][2]);
-            acc[mt][nt][3] = fmaf(s1, part[mt][nt][3], acc[mt][nt][3]);
-          }
-        }
+        for (int mt = 0; mt < MT; ++mt)
+          AddRowScaled(acc[mt], part[mt], GroupValue(b.s[mt][0], d), GroupValue(b.s[mt][1], d));
       }
     }
   };

@@ -149,32 +149,14 @@ __global__ void __launch_bounds__(32 * kMarlinWarps, 1)
         const uint32_t wb = u == 0 ? p1[mt].x : u == 1 ? p1[mt].y : u == 2 ? p1[mt].z : p1[mt].w;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0[mt]), HSub2(MagicPair(wb >> (8 * h)), z1[mt]),
-                              HSub2(MagicPair(wa >> (8 * h + 4)), z0[mt]),
-                              HSub2(MagicPair(wb >> (8 * h + 4)), z1[mt])};
-          if constexpr (kBf16Scale) {
-            frag[0] = HMul2(frag[0], s0p[mt]), frag[1] = HMul2(frag[1], s1p[mt]);
-            frag[2] = HMul2(frag[2], s0p[mt]), frag[3] = HMul2(frag[3], s1p[mt]);
-          }
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-            ptx::MmaBf16(kBf16Scale ? acc[mt][nt] : partial[kBf16Scale ? 0 : mt][kBf16Scale ? 0 : nt], frag,
-                         h == 0 ? bf[nt].x : bf[nt].z, h == 0 ? bf[nt].y : bf[nt].w);
+          if constexpr (kBf16Scale) W4MmaHalf<true>(acc[mt], wa, wb, h, z0[mt], z1[mt], s0p[mt], s1p[mt], bf);
+          else W4MmaHalf<false>(partial[mt], wa, wb, h, z0[mt], z1[mt], s0p[mt], s1p[mt], bf);
         }
       }
     }
     if constexpr (!kBf16Scale) {
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const float sc0 = __uint_as_float(x.s0[mt] << 16), sc1 = __uint_as_float(x.s1[mt] << 16);
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          acc[mt][nt][0] = fmaf(sc0, partial[mt][nt][0], acc[mt][nt][0]);
-          acc[mt][nt][1] = fmaf(sc0, partial[mt][nt][1], acc[mt][nt][1]);
-          acc[mt][nt][2] = fmaf(sc1, partial[mt][nt][2], acc[mt][nt][2]);
-          acc[mt][nt][3] = fmaf(sc1, partial[mt][nt][3], acc[mt][nt][3]);
-        }
-      }
+      for (int mt = 0; mt < MT; ++mt) AddRowScaled(acc[mt], partial[mt], LowBf16(x.s0[mt]), LowBf16(x.s1[mt]));
     }
   };
 

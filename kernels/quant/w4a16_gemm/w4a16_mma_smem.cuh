@@ -213,27 +213,11 @@ __global__ void __launch_bounds__(32 * WN, MINB)
         const uint32_t wb = u == 0 ? p1.x : u == 1 ? p1.y : u == 2 ? p1.z : p1.w;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          uint32_t frag[4] = {HSub2(MagicPair(wa >> (8 * h)), z0), HSub2(MagicPair(wb >> (8 * h)), z1),
-                              HSub2(MagicPair(wa >> (8 * h + 4)), z0), HSub2(MagicPair(wb >> (8 * h + 4)), z1)};
-          if constexpr (kBf16Scale) {
-            frag[0] = HMul2(frag[0], s0p), frag[1] = HMul2(frag[1], s1p);
-            frag[2] = HMul2(frag[2], s0p), frag[3] = HMul2(frag[3], s1p);
-          }
-#pragma unroll
-          for (int nt = 0; nt < NT; ++nt)
-            ptx::MmaBf16(kBf16Scale ? acc[nt] : part[kBf16Scale ? 0 : nt], frag, h == 0 ? bf[nt].x : bf[nt].z,
-                         h == 0 ? bf[nt].y : bf[nt].w);
+          if constexpr (kBf16Scale) W4MmaHalf<true>(acc, wa, wb, h, z0, z1, s0p, s1p, bf);
+          else W4MmaHalf<false>(part, wa, wb, h, z0, z1, s0p, s1p, bf);
         }
       }
-      if constexpr (!kBf16Scale) {
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
-          acc[nt][1] = fmaf(s0, part[nt][1], acc[nt][1]);
-          acc[nt][2] = fmaf(s1, part[nt][2], acc[nt][2]);
-          acc[nt][3] = fmaf(s1, part[nt][3], acc[nt][3]);
-        }
-      }
+      if constexpr (!kBf16Scale) AddRowScaled(acc, part, s0, s1);
     }
   };
 
