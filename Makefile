@@ -7,6 +7,8 @@
 BUILD_DIR ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKBENCH_CUDA=AUTO
 JOBS ?= $(shell nproc)
+# cmake --build runs make under this one; without this every sub-make prints "Entering directory".
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all deps configure build run test test-gpu bundle clean fuzz sanitize
 
