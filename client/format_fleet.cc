@@ -196,7 +196,26 @@ std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format) {
       first = false;
     }
   }
-  return Render(t, format);
+  if (csv) return Render(t, format);
+  // What a shape may leave out or set to 0 (catalog.proto): too long for the dims column.
+  std::string notes;
+  for (const auto& op : ops) {
+    if (!op.derived_dims().empty())
+      absl::StrAppend(&notes, "  ", op.name(), ": ",
+                      absl::StrJoin(op.derived_dims(), ", ",
+                                    [](std::string* o, const v1::DerivedDim& d) {
+                                      absl::StrAppend(o, d.name(), " = ", d.expr());
+                                    }),
+                      op.zero_dims().empty() ? "" : "; ", absl::StrJoin(op.zero_dims(), ", "),
+                      op.zero_dims().empty() ? "" : " may be 0", "\n");
+    else if (!op.zero_dims().empty())
+      absl::StrAppend(&notes, "  ", op.name(), ": ", absl::StrJoin(op.zero_dims(), ", "), " may be 0\n");
+  }
+  if (notes.empty()) return Render(t, format);
+  return absl::StrCat(Render(t, format),
+                      "\nDerived dims, which a shape may leave out (named, or positional without them), and dims "
+                      "that may be 0:\n",
+                      notes);
 }
 
 }  // namespace kbench::client

@@ -146,7 +146,8 @@ absl::Status BuildProblems(const ParsedArgs& args, v1::JobSpec* spec) {
     auto shape = api::ParseShape(text);
     if (!shape.ok()) return Prefixed("shape", shape.status());
     for (const auto& d : shape->dims())
-      if (d.value() < 1) return FlagError("shape", absl::StrCat("'", text, "': every dimension must be >= 1"));
+      // >= 1 but where the op allows 0 (paged_decode's long_context): the coordinator knows which.
+      if (d.value() < 0) return FlagError("shape", absl::StrCat("'", text, "': every dimension must be >= 0"));
     *spec->add_problems()->mutable_shape() = *shape;
   }
   std::set<int> dtypes;

@@ -21,7 +21,10 @@ std::vector<FlagSpec> Flags() {
       {"op", "NAME", "Op to run, e.g. rmsnorm (required unless --suite)"},
       {"variant", "V", "Variant to run (default: every variant of the op)", false, true},
       {"preset", "P", "Problem preset of the op: canonical, edge, small, ...", false, true},
-      {"shape", "S", "Explicit problem: M=1,N=4096,K=4096 (named) or 8192x4096 (op's dim order)", true},
+      {"shape", "S",
+       "Explicit problem: M=1,N=4096,K=4096 (named) or 8192x4096 (op's dim order); dims the op derives (kernels lists "
+       "them) may be left out",
+       true},
       {"dtype", "D", "Dtype: f32, bf16, f16, tf32, fp8_e4m3 (default: every dtype of the op)", false, true},
       {"cache", "MODE", "cold (flush L2 before each sample, default) or hot (back-to-back launches)"},
       {"noise", "RSE", "Stop when the median's relative standard error is under this (default 0.005)"},

@@ -108,6 +108,14 @@ struct Preset {
   std::vector<Problem> problems;  // dtype kUnspecified: run for each requested dtype.
 };
 
+// A dim the op computes from its other dims, so that a shape may leave it out: `expr` is a
+// launch-grid expression (proto/api/grid_expr.h: + - * / %, cdiv, min, max) over the op's
+// non-derived dims. A shape that gives the dim keeps its value; `validate` decides whether it is allowed.
+struct DerivedDim {
+  std::string name;
+  std::string expr;
+};
+
 struct OpDef {
   std::string name;
   std::string description;
@@ -137,6 +145,9 @@ struct OpDef {
   // Op-specific constraints beyond the dims' ranges; empty when the problem is valid.
   std::function<std::string(const Problem&)> validate;
   std::vector<Variant> variants;
+  // Last: members added here move no other member's offset.
+  std::vector<DerivedDim> derived_dims;
+  std::vector<std::string> zero_dims;  // Dims that may be 0 (long_context = 0: no long sequence); others are >= 1.
 
   const Variant* find_variant(std::string_view name) const;
   const Preset* find_preset(std::string_view name) const;

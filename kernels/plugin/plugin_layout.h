@@ -69,6 +69,8 @@ constexpr uint64_t LayoutFingerprint() {
   h = Mix(h, offsetof(OpDef, gpu_reference)), h = Mix(h, offsetof(OpDef, gpu_reference_above_flops));
   h = Mix(h, offsetof(OpDef, tolerance)), h = Mix(h, offsetof(OpDef, problem_tolerance));
   h = Mix(h, offsetof(OpDef, validate)), h = Mix(h, offsetof(OpDef, variants));
+  h = MixType<DerivedDim>(h);
+  h = Mix(h, offsetof(OpDef, derived_dims)), h = Mix(h, offsetof(OpDef, zero_dims));
   h = MixType<Registry>(h);
   // Enumerator values the worker converts with a cast.
   h = Mix(h, static_cast<uint64_t>(Dtype::kFP8E4M3)), h = Mix(h, static_cast<uint64_t>(Backend::kCuda));

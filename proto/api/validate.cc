@@ -1,13 +1,16 @@
 #include "api/validate.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/bounds.h"
 #include "api/custom_spec.h"
+#include "api/grid_expr.h"
 #include "api/message_bounds.h"
 #include "api/names.h"
 #include "api/plugin_spec.h"
@@ -26,6 +29,77 @@ std::vector<v1::Dtype> DtypesFor(const v1::OpInfo& op, const v1::JobSpec& spec) 
   std::vector<v1::Dtype> out;
   const auto& src = spec.dtypes().empty() ? op.dtypes() : spec.dtypes();
   for (int d : src) out.push_back(static_cast<v1::Dtype>(d));
+  return out;
+}
+
+const v1::DerivedDim* FindDerived(const v1::OpInfo& op, absl::string_view dim) {
+  for (const v1::DerivedDim& d : op.derived_dims())
+    if (d.name() == dim) return &d;
+  return nullptr;
+}
+
+// A shape's dim values in the op's order. A named shape gives every dim that is not derived, in any
+// order, and may give derived ones; a positional one gives every dim, or exactly the non-derived ones,
+// in the op's order. A derived dim left out takes its expression's value over the others.
+absl::StatusOr<std::vector<int64_t>> ShapeValues(const v1::OpInfo& op, const v1::Problem& shape,
+                                                 const std::string& field) {
+  const int n = op.dims_size();
+  const std::string all = absl::StrJoin(op.dims(), ",");
+  std::vector<std::string> given_names;  // The dims a shape must give.
+  for (const std::string& dn : op.dims())
+    if (FindDerived(op, dn) == nullptr) given_names.push_back(dn);
+  const bool has_derived = static_cast<int>(given_names.size()) < n;
+  std::vector<std::optional<int64_t>> values(static_cast<size_t>(n));
+  if (shape.dims().empty()) return Invalid(field, "no dimensions");
+  if (!shape.dims(0).name().empty()) {
+    for (int i = 0; i < shape.dims_size(); ++i) {
+      const std::string& name = shape.dims(i).name();
+      const auto it = std::find(op.dims().begin(), op.dims().end(), name);
+      const std::string df = absl::StrCat(field, ".dims[", i, "]");
+      if (it == op.dims().end())
+        return Invalid(df, absl::StrCat("unknown dimension ", Quote(name), " (op '", op.name(), "' has ", all, ")"));
+      std::optional<int64_t>& slot = values[static_cast<size_t>(it - op.dims().begin())];
+      if (slot) return Invalid(df, absl::StrCat("dimension ", Quote(name), " given twice"));
+      slot = shape.dims(i).value();
+    }
+    for (int j = 0; j < n; ++j)
+      if (!values[static_cast<size_t>(j)] && FindDerived(op, op.dims(j)) == nullptr)
+        return Invalid(field, absl::StrCat("missing dimension '", op.dims(j), "' (op '", op.name(), "' has ", all, ")"));
+  } else if (shape.dims_size() == n) {
+    for (int j = 0; j < n; ++j) values[static_cast<size_t>(j)] = shape.dims(j).value();
+  } else if (has_derived && shape.dims_size() == static_cast<int>(given_names.size())) {
+    for (int j = 0, i = 0; j < n; ++j)
+      if (FindDerived(op, op.dims(j)) == nullptr) values[static_cast<size_t>(j)] = shape.dims(i++).value();
+  } else {
+    return Invalid(field, absl::StrCat("op '", op.name(), "' has ", n, " dimensions (", all, ")",
+                                       has_derived ? absl::StrCat(", or ", given_names.size(), " without the ones it derives (",
+                                                                  absl::StrJoin(given_names, ","), ")")
+                                                   : "",
+                                       ", got ", shape.dims_size()));
+  }
+  for (int j = 0; j < n; ++j) {
+    if (values[static_cast<size_t>(j)]) continue;
+    const v1::DerivedDim& d = *FindDerived(op, op.dims(j));
+    const std::string what = absl::StrCat("derived dimension ", Quote(d.name()), " = ", Escape(d.expr()));
+    absl::StatusOr<GridExpr> expr = GridExpr::Parse(d.expr());
+    if (!expr.ok())  // the worker's catalog, not the request, is wrong
+      return Invalid(field, absl::StrCat("op '", op.name(), "': ", what, ": ", expr.status().message()));
+    absl::StatusOr<int64_t> v = expr->Evaluate([&](absl::string_view name) -> std::optional<int64_t> {
+      for (int k = 0; k < n; ++k)
+        if (op.dims(k) == name && FindDerived(op, name) == nullptr) return values[static_cast<size_t>(k)];
+      return std::nullopt;  // only the dims a shape gives
+    });
+    if (!v.ok())  // the message quotes the expression
+      return Invalid(field, absl::StrCat("derived dimension ", Quote(d.name()), ": ", v.status().message(),
+                                         " (give it explicitly)"));
+    const bool zero_ok = std::find(op.zero_dims().begin(), op.zero_dims().end(), d.name()) != op.zero_dims().end();
+    if (*v < (zero_ok ? 0 : 1))
+      return Invalid(field, absl::StrCat(what, " is ", *v, ", must be >= ", zero_ok ? 0 : 1, " (give it explicitly)"));
+    values[static_cast<size_t>(j)] = *v;
+  }
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (const std::optional<int64_t>& v : values) out.push_back(*v);
   return out;
 }
 
@@ -70,7 +144,8 @@ absl::Status ValidateSpecStructure(const v1::JobSpec& spec) {
       const auto& d = shape.dims(j);
       const std::string df = absl::StrCat(field, ".shape.dims[", j, "]", d.name().empty() ? "" : " (" + Escape(d.name()) + ")");
       if (named != !d.name().empty()) return Invalid(df, "mix of named and positional dimensions");
-      if (d.value() < 1) return Invalid(df, absl::StrCat("must be >= 1, got ", d.value()));
+      // 0 only where the op allows it (OpInfo.zero_dims), checked against the catalog.
+      if (d.value() < 0) return Invalid(df, absl::StrCat("must be >= 0, got ", d.value()));
     }
   }
   // Each problem runs once per listed dtype: repeated dtypes multiplied the expansion (a 5 KB request
@@ -136,24 +211,15 @@ absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1
       continue;
     }
     v1::Problem* shape = ps->mutable_shape();
-    if (shape->dims_size() != op.dims_size())
-      return Invalid(field + ".shape", absl::StrCat("op '", op.name(), "' has ", op.dims_size(), " dimensions (",
-                                                    absl::StrJoin(op.dims(), ","), "), got ", shape->dims_size()));
+    absl::StatusOr<std::vector<int64_t>> values = ShapeValues(op, *shape, field + ".shape");
+    if (!values.ok()) return values.status();
     v1::Problem ordered = *shape;
     ordered.clear_dims();
-    const bool named = !shape->dims(0).name().empty();
     for (int j = 0; j < op.dims_size(); ++j) {
       const std::string& dn = op.dims(j);
-      int64_t value = 0;
-      if (named) {
-        auto it = std::find_if(shape->dims().begin(), shape->dims().end(), [&](const v1::Dim& d) { return d.name() == dn; });
-        if (it == shape->dims().end())
-          return Invalid(field + ".shape", absl::StrCat("missing dimension '", dn, "' (op '", op.name(), "' has ",
-                                                        absl::StrJoin(op.dims(), ","), ")"));
-        value = it->value();
-      } else {
-        value = shape->dims(j).value();
-      }
+      const int64_t value = (*values)[j];
+      if (value < 1 && std::find(op.zero_dims().begin(), op.zero_dims().end(), dn) == op.zero_dims().end())
+        return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"), absl::StrCat("must be >= 1, got ", value));
       if (op.max_dim_value() > 0 && value > op.max_dim_value())
         return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"),
                        absl::StrCat("must be <= ", op.max_dim_value(), ", got ", value));

@@ -117,6 +117,13 @@ absl::Status CheckOpInfoBounds(absl::string_view field, const v1::OpInfo& op) {
   }
   KBENCH_RETURN_IF_ERROR(CheckStrings(f + ".flags", op.flags(), kMaxFlagsPerOp, kMaxNameBytes, true));
   KBENCH_RETURN_IF_ERROR(CheckNonNegative(f + ".max_dim_value", op.max_dim_value()));
+  KBENCH_RETURN_IF_ERROR(CheckCount(f + ".derived_dims", op.derived_dims_size(), kMaxDimsPerProblem));
+  for (int i = 0; i < op.derived_dims_size(); ++i) {
+    const std::string df = At(f + ".derived_dims", i);
+    KBENCH_RETURN_IF_ERROR(CheckRequired(df + ".name", op.derived_dims(i).name(), kMaxNameBytes));
+    KBENCH_RETURN_IF_ERROR(CheckRequired(df + ".expr", op.derived_dims(i).expr(), kMaxGridExprBytes));
+  }
+  KBENCH_RETURN_IF_ERROR(CheckStrings(f + ".zero_dims", op.zero_dims(), kMaxDimsPerProblem, kMaxNameBytes, true));
   return op.has_contract() ? CheckContract(f + ".contract", op.contract()) : absl::OkStatus();
 }
 

@@ -34,6 +34,10 @@ std::vector<v1::OpInfo> MergeCatalogs(const std::vector<const v1::WorkerInfo*>& 
       UniteBy(op.flags(), into.mutable_flags(), [](const std::string& f) { return f; });
       // The launch contract comes with CUDA workers only: any worker that has it gives it.
       if (!into.has_contract() && op.has_contract()) *into.mutable_contract() = op.contract();
+      // So do derived dims (a worker built before them has none): shapes are resolved in full here,
+      // so every worker gets every dim.
+      if (into.derived_dims().empty()) *into.mutable_derived_dims() = op.derived_dims();
+      UniteBy(op.zero_dims(), into.mutable_zero_dims(), [](const std::string& d) { return d; });
     }
   }
   std::vector<v1::OpInfo> out;

@@ -91,8 +91,8 @@ TEST(EndToEnd, BadInputIsRejectedNamingTheFieldAndNothingIsStored) {
       {{"--op", "rmsnorm", "--variant", "bogus"}, "spec.variants[0]"},
       {{"--op", "rmsnorm", "--dtype", "int7"}, "int7"},
       {{"--op", "rmsnorm", "--shape", "abc"}, "malformed shape"},
-      {{"--op", "rmsnorm", "--shape", "rows=0,cols=4"}, "must be >= 1"},
-      {{"--op", "rmsnorm", "--shape", "rows=-5,cols=4"}, "must be >= 1"},
+      {{"--op", "rmsnorm", "--shape", "rows=4,cols=0"}, "(cols): must be >= 1, got 0"},
+      {{"--op", "rmsnorm", "--shape", "rows=-5,cols=4"}, "must be >= 0"},
       {{"--op", "rmsnorm", "--shape", "rows=4,cols=4,depth=2"}, "spec.problems[0].shape"},
       {{"--op", "rmsnorm", "--shape", "99999999999999999999x4"}, "malformed shape"},
       {{"--op", "gemm", "--shape", "M=200000,N=200000,K=2"}, "needs"},
@@ -109,6 +109,41 @@ TEST(EndToEnd, BadInputIsRejectedNamingTheFieldAndNothingIsStored) {
         << "expected '" << tc.expect << "' in: " << r.err << r.out;
   }
   EXPECT_EQ(ListJobs(c).jobs_size(), 0);
+}
+
+// A shape may leave out the dims an op derives from the others, and set to 0 the dims it allows to
+// be 0; the results carry the whole shape, as a preset's do.
+TEST(EndToEnd, ShapesLeaveOutDerivedDimsAndGiveZeroWhereTheOpAllowsIt) {
+  Cluster c;
+  c.StartCoordinator();
+  c.StartWorker("a");
+  auto kernels = c.Client({"kernels", "--op", "w4a16_gemm"});
+  ASSERT_EQ(kernels.exit_code, 0) << kernels.err;
+  EXPECT_NE(kernels.out.find("w4a16_gemm: K_words = K / 8, groups = cdiv(K, 128)"), std::string::npos) << kernels.out;
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<int64_t> resolved;
+  };
+  const std::vector<Case> cases = {
+      {{"--op", "w4a16_gemm", "--shape", "M=3,N=256,K=200", "--variant", "cpu_naive"}, {3, 256, 200, 25, 2}},
+      // batch, H, H_kv, d, page, context, long_context = 0; the pool and the table derived.
+      {{"--op", "paged_decode", "--shape", "2x4x4x128x16x40x0", "--variant", "cpu_plain"}, {2, 4, 4, 128, 16, 40, 0, 6, 3}},
+  };
+  for (const Case& tc : cases) {
+    std::vector<std::string> args = tc.args;
+    args.insert(args.end(), {"--dtype", "bf16", "--max-time-ms", "200"});
+    const std::string id = c.Submit(args);
+    ASSERT_FALSE(id.empty()) << tc.args[1];
+    v1::Job job = c.WaitForJob(id, JobFinished, seconds(120));
+    ASSERT_EQ(job.state(), v1::SUCCEEDED) << job.DebugString();
+    auto res = c.Results(id);
+    ASSERT_EQ(res.results_size(), 1) << tc.args[1];
+    const v1::Result& r = res.results(0);
+    EXPECT_EQ(r.status(), v1::OK) << r.status_message();
+    std::vector<int64_t> dims;
+    for (const v1::Dim& d : r.problem().dims()) dims.push_back(d.value());
+    EXPECT_EQ(dims, tc.resolved) << r.problem().DebugString();
+  }
 }
 
 TEST(EndToEnd, KilledWorkerLosesTheLeaseAndAnotherWorkerCompletesTheJob) {

@@ -1,9 +1,11 @@
 // Fuzz target: request validation (proto/api/validate.cc, custom_spec.cc, plugin_spec.cc), as the
 // coordinator runs it on Submit. The input is a SubmitRequest in protobuf's wire format (what arrives on
-// the gRPC port); what parses is validated, then resolved against two catalog ops (rmsnorm-like, with a
-// launch contract, a "small" preset and a dim bound; gemm-like, without) and expanded into problems.
+// the gRPC port); what parses is validated, then resolved against three catalog ops (rmsnorm-like, with a
+// launch contract, a "small" preset and a dim bound; gemm-like, without; w4a16-like, with derived dims,
+// one of them divided by a dim that may be 0) and expanded into problems.
 // Never a crash, a signed overflow (UBSan) or an error without a message; a resolved spec has its
 // shapes named in the op's order, and each expanded problem fits the device memory it was checked for.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -41,6 +43,17 @@ const char* const kOps[] = {
       presets { name: "square" problems { dims { name: "M" value: 4096 } dims { name: "N" value: 4096 } dims { name: "K" value: 4096 } } }
       flags: "transpose_b"
     )pb",
+    R"pb(
+      name: "w4a16_gemm" dims: "M" dims: "N" dims: "K" dims: "K_words" dims: "groups" dtypes: DTYPE_BF16
+      tensors { name: "A" dims: "M" dims: "K" }
+      tensors { name: "W" dims: "N" dims: "K_words" fixed_dtype: DTYPE_I32 }
+      tensors { name: "scales" dims: "N" dims: "groups" }
+      tensors { name: "C" dims: "M" dims: "N" is_output: true }
+      variants { name: "cpu_naive" backend: BACKEND_CPU dtypes: DTYPE_BF16 }
+      derived_dims { name: "K_words" expr: "K / 8" }
+      derived_dims { name: "groups" expr: "cdiv(K, 128) + cdiv(N, M)" }
+      zero_dims: "M"
+    )pb",
 };
 
 const std::vector<kbench::v1::OpInfo>& Ops() {
@@ -67,7 +80,12 @@ void Resolve(const kbench::v1::OpInfo& op, kbench::v1::JobSpec spec) {
   for (const auto& ps : spec.problems()) {
     if (ps.has_preset()) continue;
     FUZZ_CHECK(ps.shape().dims_size() == op.dims_size());
-    for (int j = 0; j < op.dims_size(); ++j) FUZZ_CHECK(ps.shape().dims(j).name() == op.dims(j));
+    for (int j = 0; j < op.dims_size(); ++j) {
+      FUZZ_CHECK(ps.shape().dims(j).name() == op.dims(j));
+      // Derived dims filled in; 0 only where the op allows it.
+      const bool zero_ok = std::find(op.zero_dims().begin(), op.zero_dims().end(), op.dims(j)) != op.zero_dims().end();
+      FUZZ_CHECK(ps.shape().dims(j).value() >= (zero_ok ? 0 : 1));
+    }
   }
   for (const kbench::v1::Problem& p : kbench::api::ExpandProblems(op, spec)) {
     absl::StatusOr<int64_t> bytes = kbench::api::FootprintBytes(op, p);

@@ -42,6 +42,12 @@ v1::OpInfo ToOpInfo(const kernels::OpDef& op, const std::set<kernels::Backend>& 
   }
   for (const auto& f : op.flags) info.add_flags(f);
   info.set_max_dim_value(op.max_dim);
+  for (const kernels::DerivedDim& d : op.derived_dims) {
+    v1::DerivedDim* di = info.add_derived_dims();
+    di->set_name(d.name);
+    di->set_expr(d.expr);
+  }
+  for (const auto& d : op.zero_dims) info.add_zero_dims(d);
   // Custom kernels run on CUDA devices only (worker/custom/README.md).
   if (backends.contains(kernels::Backend::kCuda)) {
     if (std::optional<v1::LaunchContract> contract = MakeLaunchContract(op)) *info.mutable_contract() = *contract;

@@ -132,6 +132,9 @@ OpDef AttentionVarlenDefinition() {
       "(a fixed hash of b); each holds prefix keys before its queries. o [total_q,H,d] in the dtype, lse [H,total_q] "
       "f32. Cost: q, k, v, the offsets read once, o and lse written once; 4*H*d FLOPs per real unmasked pair.";
   op.dims = {"seqs", "H", "H_kv", "d", "len_lo", "len_hi", "first_len", "prefix", "total_q", "total_kv", "offsets"};
+  // total_q and total_kv are sums of hashed lengths, which no grid expression computes: Validate names them.
+  op.derived_dims = {{"offsets", "seqs + 1"}};
+  op.zero_dims = {"first_len", "prefix"};
   op.dtypes = {Dtype::kBF16, Dtype::kF16};
   op.flags = {"causal"};
   // The attention op's value ranges (q, k in [-2, 2]: scores spread ~1.3, so a wrong mask shows).

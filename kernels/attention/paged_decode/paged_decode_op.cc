@@ -112,6 +112,12 @@ OpDef PagedDecodeDefinition() {
       "Cost: the context's K and V rows, q, the used block-table entries, context_lens read once, out written once; "
       "4*d FLOPs per (token, query head).";
   op.dims = {"batch", "H", "H_kv", "d", "page", "context", "long_context", "num_pages", "max_pages"};
+  // Left out, the pool is exactly the pages the batch holds (sequence 0: long_context tokens when > 0).
+  op.derived_dims = {
+      {"num_pages",
+       "cdiv(context + min(long_context, 1) * (long_context - context), page) + (batch - 1) * cdiv(context, page)"},
+      {"max_pages", "cdiv(max(context, long_context), page)"}};
+  op.zero_dims = {"long_context"};
   op.dtypes = {Dtype::kBF16};
   op.tensors = {
       // q wider than K: scores spread over several units, so the softmax is peaked and a rung that

@@ -50,6 +50,7 @@ OpDef RopeDefinition() {
       "theta 500000. Outputs q_out, k_out (rungs accept them aliasing q, k: in place). Cost: q and k read and "
       "written once, positions read once (the cache is not counted: computing rungs skip it); 3 FLOPs per element.";
   op.dims = {"tokens", "q_heads", "kv_heads", "head_dim"};
+  op.zero_dims = {"tokens", "kv_heads"};  // the edge preset: no tokens; q without k
   op.dtypes = {Dtype::kBF16};
   op.flags = {"gptj"};
   op.tensors = {

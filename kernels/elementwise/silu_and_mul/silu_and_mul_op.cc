@@ -17,6 +17,8 @@ OpDef SiluAndMulDefinition() {
       "(halves = 2, always), bf16, computed in float. Cost: x read once, out written once; 5 FLOPs per output "
       "element (exp counted as 1, add, divide, negate, multiply).";
   op.dims = {"rows", "halves", "d"};
+  op.derived_dims = {{"halves", "2"}};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kBF16};
   op.tensors = {
       // +-4 covers silu's curved part and its linear tails.

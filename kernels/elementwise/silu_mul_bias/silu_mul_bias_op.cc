@@ -20,6 +20,7 @@ OpDef SiluMulBiasDefinition() {
       "computed in float. Cost: x, y and out once plus b once (the fused minimum; an unfused variant's "
       "temporaries are not counted); 5 FLOPs per element (bias add, exp counted as 1, add, divide, multiply).";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       {.name = "x", .dims = {"rows", "cols"}},

@@ -22,6 +22,7 @@ OpDef VectorAddDefinition() {
       "out[i] = x[i] + y[i] over N elements, computed in float and stored in the dtype. "
       "Cost: 3N elements moved, N FLOPs (intensity 1/12 FLOP/B in f32, 1/6 in bf16): memory-bound.";
   op.dims = {"N"};
+  op.zero_dims = {"N"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       {.name = "x", .dims = {"N"}},

@@ -56,6 +56,7 @@ OpDef GemmDefinition() {
       "C[M,N] = A[M,K] * B[K,N], all row-major and in the dtype, accumulated in fp32 (no alpha/beta: C is "
       "overwritten). Inputs in [-1, 1]. Cost: A, B and C once, (MK + KN + MN) elements; 2MNK FLOPs.";
   op.dims = {"M", "N", "K"};
+  op.zero_dims = {"M"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       {.name = "A", .dims = {"M", "K"}},

@@ -101,6 +101,8 @@ OpDef Fp8GemmBlockDefinition() {
       "K_blocks = ceil(K/128), N_blocks = ceil(N/128). Inputs in [-448, 448], scales in [1/1792, 1/448]. Cost: A, B "
       "and the scales read once, C written once; 2MNK FLOPs.";
   op.dims = {"M", "N", "K", "K_blocks", "N_blocks"};
+  op.derived_dims = {{"K_blocks", "cdiv(K, 128)"}, {"N_blocks", "cdiv(N, 128)"}};
+  op.zero_dims = {"M"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kFP8E4M3};
   // Scales vary 4x between blocks, so a rung that applies the wrong block's scale fails the check.
   op.tensors = {

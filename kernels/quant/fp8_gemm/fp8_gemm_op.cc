@@ -79,6 +79,7 @@ OpDef Fp8GemmDefinition() {
       "scale_a, scale_b f32 scalars (per-tensor), C bf16; fp32 accumulation. Inputs in [-448, 448], scales in "
       "[1/512, 1/448]. Cost: A, B and the scales read once, C written once; 2MNK FLOPs.";
   op.dims = {"M", "N", "K"};
+  op.zero_dims = {"M"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kFP8E4M3};
   op.tensors = {
       {.name = "A", .dims = {"M", "K"}, .init_lo = -448, .init_hi = 448},

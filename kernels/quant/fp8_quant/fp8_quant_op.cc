@@ -22,6 +22,7 @@ OpDef Fp8QuantDefinition() {
       "scales[r] = scale. Cost: x read once, q and scales written once (the static scale's 4 B when used); "
       "2 FLOPs per element (max, multiply). Flags zero_rows and outliers shape the edge inputs.";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kBF16};
   op.flags = {quant::kStaticScaleFlag, quant::kZeroRowsFlag, quant::kOutliersFlag};
   op.tensors = {

@@ -27,6 +27,7 @@ OpDef RmsnormFp8QuantDefinition() {
       "read once, q and scales written once (the fused minimum; an unfused rung's bf16 y is not counted); "
       "6 FLOPs per element. Flags zero_rows and outliers shape the edge inputs.";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows", "cols"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kBF16};
   op.flags = {quant::kZeroRowsFlag, quant::kOutliersFlag};
   op.tensors = {

@@ -22,6 +22,8 @@ OpDef SiluMulFp8QuantDefinition() {
       "once, q and scales written once (the fused minimum); 7 FLOPs per output element. Flags zero_rows and "
       "outliers shape the edge inputs.";
   op.dims = {"rows", "halves", "d"};
+  op.derived_dims = {{"halves", "2"}};
+  op.zero_dims = {"rows", "d"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kBF16};
   op.flags = {quant::kZeroRowsFlag, quant::kOutliersFlag};
   op.tensors = {

@@ -122,6 +122,8 @@ OpDef W4a16GemmDefinition() {
       "layout, read instead of W: the same bytes). Cost: A, packed W, scales and zeros read once, C written once; "
       "2MNK FLOPs.";
   op.dims = {"M", "N", "K", "K_words", "groups"};
+  op.derived_dims = {{"K_words", "K / 8"}, {"groups", "cdiv(K, 128)"}};
+  op.zero_dims = {"M"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kBF16};
   op.tensors = {
       {.name = "A", .dims = {"M", "K"}},

@@ -22,6 +22,7 @@ OpDef AddRmsnormDefinition() {
       "residual_out written once, weight once; 5 FLOPs per element (add 1, square+accumulate 2, "
       "scale 1, weight 1).";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       {.name = "x", .dims = {"rows", "cols"}},

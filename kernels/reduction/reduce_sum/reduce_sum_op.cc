@@ -18,6 +18,7 @@ OpDef ReduceSumDefinition() {
       "[-1, 1]. Cost: x once plus 4 bytes out; 1 FLOP per element. Tolerance: float chains of at most "
       "2^16 additions, atol = 1e-5 + 2^-23 sqrt(N min(N, 2^16)) (0.5 at 2^28: dropped elements fail).";
   op.dims = {"N"};
+  op.zero_dims = {"N"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       // Mean zero: partial sums stay near sqrt(N), so a float accumulator never stagnates (a positive

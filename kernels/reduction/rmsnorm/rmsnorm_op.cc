@@ -24,6 +24,7 @@ OpDef RmsnormDefinition() {
       "x, weight and out in the dtype, sum of squares accumulated in float. "
       "Cost: x and out once plus weight once; 4 FLOPs per element (square+accumulate 2, scale 1, weight 1).";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       {.name = "x", .dims = {"rows", "cols"}},

@@ -39,6 +39,7 @@ OpDef SoftmaxDefinition() {
       "x and out in the dtype, computed in float. Inputs in [-4, 4]. "
       "Cost: x and out once; 5 FLOPs per element (max, subtract, exp counted as 1, sum, divide).";
   op.dims = {"rows", "cols"};
+  op.zero_dims = {"rows"};  // the edge preset's empty problems
   op.dtypes = {Dtype::kF32, Dtype::kBF16};
   op.tensors = {
       // Logit-like spread: probabilities span e^8 ~ 3000x, so both the max and the sum matter.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "csv_parse.h"
@@ -402,6 +403,26 @@ TEST(FormatKernels, VariantsAndPresets) {
   ASSERT_TRUE(
       google::protobuf::util::JsonStringToMessage("{\"ops\": " + FormatKernels({op}, Format::kJson) + "}", &back).ok());
   EXPECT_EQ(back.ops(0).variants_size(), 2);
+}
+
+TEST(FormatKernels, SaysWhichDimsAShapeMayLeaveOutOrSetToZero) {
+  v1::OpInfo op, paged, plain;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(name: "w4a16_gemm" dims: [ "M", "N", "K", "K_words", "groups" ]
+           derived_dims { name: "K_words" expr: "K / 8" }
+           derived_dims { name: "groups" expr: "cdiv(K, 128)" })pb",
+      &op));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(name: "paged_decode" dims: "long_context" zero_dims: "long_context")pb", &paged));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(name: "gemm" dims: "M")pb", &plain));
+  for (Format f : {Format::kTable, Format::kMarkdown}) {
+    const std::string out = FormatKernels({op, paged, plain}, f);
+    EXPECT_THAT(out, HasSubstr("w4a16_gemm: K_words = K / 8, groups = cdiv(K, 128)\n"));
+    EXPECT_THAT(out, HasSubstr("paged_decode: long_context may be 0\n"));
+    EXPECT_THAT(out, Not(HasSubstr("  gemm: ")));
+  }
+  EXPECT_THAT(FormatKernels({plain}, Format::kTable), Not(HasSubstr("Derived dims")));
+  EXPECT_THAT(FormatKernels({op}, Format::kCsv), Not(HasSubstr("Derived dims")));
 }
 
 TEST(Format, ParseFormat) {

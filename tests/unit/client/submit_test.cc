@@ -157,7 +157,7 @@ TEST_F(SubmitTest, InputErrorsNameTheFlagAndSendNothing) {
            {{"submit"}, "--op: required"},
            {{"submit", "--op", "x", "--dtype", "int7"}, "--dtype: unknown dtype 'int7'"},
            {{"submit", "--op", "x", "--shape", "8192x"}, "--shape: malformed shape"},
-           {{"submit", "--op", "x", "--shape", "0x5"}, "--shape: '0x5': every dimension must be >= 1"},
+           {{"submit", "--op", "x", "--shape", "-1x5"}, "--shape: '-1x5': every dimension must be >= 0"},
            {{"submit", "--op", "x", "--cache", "warm"}, "--cache: unknown cache mode"},
            {{"submit", "--op", "x", "--noise", "2"}, "--noise: must be in (0, 1)"},
            {{"submit", "--op", "x", "--min-samples", "50", "--max-samples", "10"}, "--min-samples"},

@@ -123,6 +123,22 @@ TEST(WorkerLimits, EachLimitAcceptsItsValueAndRefusesOneMore) {
        [](W* w, int64_t n) { for (int64_t i = 0; i < n; ++i) w->mutable_catalog(0)->add_tensors()->set_name("t"); }},
       {"info.catalog[0].flags", kMaxFlagsPerOp,
        [](W* w, int64_t n) { for (int64_t i = 0; i < n; ++i) w->mutable_catalog(0)->add_flags("causal"); }},
+      {"info.catalog[0].derived_dims", kMaxDimsPerProblem,
+       [](W* w, int64_t n) {
+         for (int64_t i = 0; i < n; ++i) {
+           auto* d = w->mutable_catalog(0)->add_derived_dims();
+           d->set_name(absl::StrCat("d", i));
+           d->set_expr("cdiv(K, 128)");
+         }
+       }},
+      {"info.catalog[0].derived_dims[0].expr", kMaxGridExprBytes,
+       [](W* w, int64_t n) {
+         auto* d = w->mutable_catalog(0)->add_derived_dims();
+         d->set_name("d");
+         d->set_expr(S(n));
+       }},
+      {"info.catalog[0].zero_dims", kMaxDimsPerProblem,
+       [](W* w, int64_t n) { for (int64_t i = 0; i < n; ++i) w->mutable_catalog(0)->add_zero_dims("z"); }},
       {"info.catalog[0].contract.template_source", kMaxTemplateSourceBytes,
        [](W* w, int64_t n) { w->mutable_catalog(0)->mutable_contract()->set_template_source(S(n)); }},
       {"info.catalog[0].contract.params", kMaxContractParams,

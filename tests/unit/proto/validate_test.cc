@@ -56,7 +56,7 @@ void ExpectInvalid(const absl::Status& s, absl::string_view field) {
 TEST(Validate, StructureNamesTheField) {
   v1::JobSpec spec;
   ExpectInvalid(ValidateSpecStructure(spec), "spec.op");
-  ExpectInvalid(ValidateSpecStructure(SpecWithShape("rows=0,cols=4")), "spec.problems[0].shape.dims[0] (rows)");
+  ExpectInvalid(ValidateSpecStructure(SpecWithShape("rows=-1,cols=4")), "spec.problems[0].shape.dims[0] (rows)");
   ExpectInvalid(ValidateSpecStructure(SpecWithShape("rows=4,cols=-4")), "spec.problems[0].shape.dims[1] (cols)");
   spec = SpecWithShape("4x4");
   spec.mutable_settings()->set_noise_target(2);
@@ -96,12 +96,91 @@ TEST(Validate, ResolveRejectsUnknowns) {
   spec = SpecWithShape("8x16x2");
   ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape");
   spec = SpecWithShape("rows=8,depth=3");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[1]: unknown dimension 'depth'");
+  spec = SpecWithShape("rows=8");
   ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "missing dimension 'cols'");
+  spec = SpecWithShape("rows=8,cols=3");
+  *spec.mutable_problems(0)->mutable_shape()->add_dims() = spec.problems(0).shape().dims(0);  // not from ParseShape
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[2]: dimension 'rows' given twice");
+  // 0 passes the structure check (an op may allow it) and is refused against an op that does not.
+  spec = SpecWithShape("rows=0,cols=4");
+  EXPECT_TRUE(ValidateSpecStructure(spec).ok());
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[0] (rows): must be >= 1, got 0");
   spec.clear_problems();
   spec.add_problems()->set_preset("huge");
   ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].preset");
   spec = SpecWithShape("8x4294967296");
   ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[1] (cols)");
+}
+
+// An op like w4a16_gemm: K_words and groups follow from K; and one dim that may be 0.
+v1::OpInfo PackedInfo() {
+  v1::OpInfo op;
+  op.set_name("packed");
+  for (const char* d : {"M", "K", "K_words", "groups", "extra"}) op.add_dims(d);
+  op.add_dtypes(v1::DTYPE_BF16);
+  op.add_variants()->set_name("cpu_naive");
+  auto* d = op.add_derived_dims();
+  d->set_name("K_words");
+  d->set_expr("K / 8");
+  d = op.add_derived_dims();
+  d->set_name("groups");
+  d->set_expr("cdiv(K, 128)");
+  op.add_zero_dims("extra");
+  return op;
+}
+
+std::vector<int64_t> ResolvedValues(const v1::JobSpec& spec) {
+  std::vector<int64_t> out;
+  for (const auto& d : spec.problems(0).shape().dims()) out.push_back(d.value());
+  return out;
+}
+
+TEST(Validate, DerivedDimsMayBeLeftOut) {
+  const v1::OpInfo op = PackedInfo();
+  using V = std::vector<int64_t>;
+  // Named, in any order, without the derived dims: they take their expressions' values.
+  auto spec = SpecWithShape("extra=0,K=200,M=3");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(ResolvedValues(spec), (V{3, 200, 25, 2, 0}));
+  EXPECT_EQ(spec.problems(0).shape().dims(3).name(), "groups");
+  // Positional: every dim, or exactly the ones not derived.
+  spec = SpecWithShape("3x4096x1");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(ResolvedValues(spec), (V{3, 4096, 512, 32, 1}));
+  spec = SpecWithShape("3x4096x7x9x1");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(ResolvedValues(spec), (V{3, 4096, 7, 9, 1}));  // given: kept (the op's own checks judge them)
+  spec = SpecWithShape("M=3,K=4096,groups=5,extra=2");
+  ASSERT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  EXPECT_EQ(ResolvedValues(spec), (V{3, 4096, 512, 5, 2}));
+  // Any other count names both forms.
+  spec = SpecWithShape("3x4096");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec),
+                "op 'packed' has 5 dimensions (M,K,K_words,groups,extra), or 3 without the ones it derives (M,K,extra), "
+                "got 2");
+  // A non-derived dim is still required, and a derived value below 1 is refused.
+  spec = SpecWithShape("M=3,K_words=4,groups=1,extra=0");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "missing dimension 'K'");
+  spec = SpecWithShape("M=3,K=4,extra=0");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "derived dimension 'K_words' = K / 8 is 0, must be >= 1");
+  // 0 only where the op allows it.
+  spec = SpecWithShape("M=0,K=8,extra=0");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[0] (M): must be >= 1, got 0");
+}
+
+TEST(Validate, ABadDerivedExpressionIsReportedNotEvaluated) {
+  v1::OpInfo op = PackedInfo();
+  op.mutable_derived_dims(1)->set_expr("cdiv(K, extra)");  // extra may be 0
+  auto spec = SpecWithShape("M=3,K=8,extra=0");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "division by zero (give it explicitly)");
+  spec = SpecWithShape("M=3,K=8,extra=0,groups=1");
+  EXPECT_TRUE(ResolveAgainstOp(op, 0, &spec).ok());
+  op.mutable_derived_dims(1)->set_expr("cdiv(K_words, 16)");  // derived from a derived dim: not allowed
+  spec = SpecWithShape("M=3,K=8,extra=1");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "unknown name");
+  op.mutable_derived_dims(1)->set_expr("cdiv(K,");
+  ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "op 'packed': derived dimension 'groups'");
 }
 
 TEST(Validate, MemoryLimitAndOverflow) {

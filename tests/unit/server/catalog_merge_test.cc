@@ -36,6 +36,18 @@ std::vector<std::vector<v1::OpInfo>> Catalogs() {
   return {{base}, {more_variants, testing::VectorAddOp()}, {with_contract}, {testing::VectorAddOp(), other_preset}};
 }
 
+// The four, and a newer build's: a dim a shape may leave out, one that may be 0.
+std::vector<std::vector<v1::OpInfo>> CatalogsWithDerivedDims() {
+  std::vector<std::vector<v1::OpInfo>> out = Catalogs();
+  v1::OpInfo with_derived = testing::RmsnormOp();
+  auto* d = with_derived.add_derived_dims();
+  d->set_name("cols");
+  d->set_expr("rows * 2");
+  with_derived.add_zero_dims("rows");
+  out.push_back({with_derived});
+  return out;
+}
+
 v1::WorkerInfo WorkerWith(const std::string& name, const std::vector<v1::OpInfo>& catalog) {
   v1::WorkerInfo w = CpuWorker(name);
   w.set_worker_id("w-" + name);
@@ -59,7 +71,7 @@ std::vector<const v1::WorkerInfo*> Pointers(const std::vector<WorkerRecord>& rec
 }
 
 TEST(CatalogMergeTest, MergingEachDistinctCatalogOnceEqualsTheFullMergeInAnyOrder) {
-  const std::vector<std::vector<v1::OpInfo>> catalogs = Catalogs();
+  const std::vector<std::vector<v1::OpInfo>> catalogs = CatalogsWithDerivedDims();
   std::mt19937 rng(7);
   for (int round = 0; round < 20; ++round) {
     std::vector<WorkerRecord> records;
@@ -73,6 +85,20 @@ TEST(CatalogMergeTest, MergingEachDistinctCatalogOnceEqualsTheFullMergeInAnyOrde
     ExpectSameCatalog(fleet.Admit(v1::GpuSelector())->catalog, full);
     if (HasFailure()) return;
   }
+}
+
+TEST(CatalogMergeTest, DerivedAndZeroDimsComeFromAnyWorkerThatHasThem) {
+  const std::vector<std::vector<v1::OpInfo>> catalogs = CatalogsWithDerivedDims();
+  const v1::WorkerInfo older = WorkerWith("old", catalogs[0]), newer = WorkerWith("new", catalogs[4]);
+  for (const auto& order : {std::vector{&older, &newer}, std::vector{&newer, &older}}) {
+    const std::vector<v1::OpInfo> merged = MergeCatalogs(order);
+    ASSERT_EQ(merged.size(), 1u);
+    ASSERT_EQ(merged[0].derived_dims_size(), 1);
+    EXPECT_EQ(merged[0].derived_dims(0).expr(), "rows * 2");
+    ASSERT_EQ(merged[0].zero_dims_size(), 1);
+    EXPECT_EQ(merged[0].zero_dims(0), "rows");
+  }
+  EXPECT_EQ(MergeCatalogs({&older}).at(0).derived_dims_size(), 0);
 }
 
 TEST(CatalogMergeTest, WorkersAreGroupedByTheirWholeCatalog) {

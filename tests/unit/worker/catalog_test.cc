@@ -56,6 +56,20 @@ TEST(Catalog, CudaVariantsKeepTheirRequirements) {
   EXPECT_EQ(op.variants(0).min_compute_capability(), 80);
 }
 
+TEST(Catalog, DerivedAndZeroDimsReachTheCatalog) {
+  kernels::OpDef op = testing::MakeScaleOp();
+  op.dims.push_back("pairs");
+  op.derived_dims = {{"pairs", "cdiv(n, 2)"}};
+  op.zero_dims = {"n"};
+  const v1::OpInfo info = ToOpInfo(op, {kernels::Backend::kCpu});
+  ASSERT_EQ(info.derived_dims_size(), 1);
+  EXPECT_EQ(info.derived_dims(0).name(), "pairs");
+  EXPECT_EQ(info.derived_dims(0).expr(), "cdiv(n, 2)");
+  ASSERT_EQ(info.zero_dims_size(), 1);
+  EXPECT_EQ(info.zero_dims(0), "n");
+  EXPECT_EQ(ToOpInfo(testing::MakeScaleOp(), {kernels::Backend::kCpu}).derived_dims_size(), 0);
+}
+
 TEST(Catalog, OpsWithoutVariantsForTheWorkerAreLeftOut) {
   kernels::Registry registry;
   kernels::OpDef op = testing::MakeScaleOp();
