@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "api/names.h"
 #include "api/shape.h"
+#include "api/validate.h"
 #include "core/registry.h"
 #include "google/protobuf/util/json_util.h"
 #include "worker/help_flags.h"
@@ -29,7 +30,9 @@ ABSL_FLAG(std::string, op, "", "Op to run (required), e.g. rmsnorm");
 ABSL_FLAG(std::vector<std::string>, variant, {}, "Variants (comma-separated); default all");
 ABSL_FLAG(std::vector<std::string>, preset, {}, "Presets (comma-separated); default small");
 // A string, not a list: a list flag would split M=4096,N=4096,K=4096 at its commas.
-ABSL_FLAG(std::string, shape, "", "Shapes, ';'-separated (',' separates one shape's dims): rows=8192,cols=4096;8x16");
+ABSL_FLAG(std::string, shape, "",
+          "Shapes, ';'-separated (',' separates one shape's dims): rows=8192,cols=4096;8x16; dims the op derives "
+          "(w4a16_gemm's K_words, groups) may be left out");
 ABSL_FLAG(std::vector<std::string>, dtype, {}, "Dtypes (comma-separated); default all the op has");
 ABSL_FLAG(std::string, backend, "auto", "auto, cpu or cuda");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal");
@@ -81,6 +84,19 @@ absl::StatusOr<v1::JobSpec> SpecFromFlags() {
   return spec;
 }
 
+// The checks the job runner makes once the device is calibrated: the spec's structure, then the op,
+// variants, shapes (derived dims filled in) and memory against this backend's catalog.
+absl::Status CheckSpec(const Catalog& catalog, const v1::DeviceInfo& dev, v1::JobSpec spec) {
+  if (absl::Status s = api::ValidateSpecStructure(spec); !s.ok()) return s;
+  const v1::OpInfo* info = catalog.FindInfo(spec.op());
+  if (info == nullptr) {
+    std::string known;
+    for (const v1::OpInfo& op : catalog.ops()) absl::StrAppend(&known, known.empty() ? "" : ", ", op.name());
+    return absl::InvalidArgumentError(absl::StrCat("unknown op '", spec.op(), "' (known: ", known, ")"));
+  }
+  return api::ResolveAgainstOp(*info, dev.memory_bytes(), &spec);
+}
+
 double Fraction(const v1::Roofline& r, const std::string& source) {
   for (const auto& c : r.ceilings())
     if (c.source() == source) return std::max(c.bandwidth_fraction(), c.flops_fraction());
@@ -103,6 +119,12 @@ int Main() {
     return 1;
   }
   const v1::DeviceInfo dev = (*backend)->device();
+  Catalog catalog(kernels::BuiltinRegistry(), {(*backend)->kind()});
+  // A bad request is refused before the calibration (seconds, or minutes on a GPU), not after it.
+  if (absl::Status bad = CheckSpec(catalog, dev, *spec); !bad.ok()) {
+    std::cerr << "kbench-bench: " << bad.message() << "\n";
+    return 2;
+  }
   std::cerr << "device: " << dev.name() << "; calibrating (or reading the cache)...\n";
   auto cal = LoadOrCalibrate(**backend, {.path = absl::GetFlag(FLAGS_calibration_cache),
                                          .quick = absl::GetFlag(FLAGS_quick_calibration)});
@@ -121,7 +143,6 @@ int Main() {
               c.read_write_bytes_per_second() / 1e9, c.read2_write1_bytes_per_second() / 1e9,
               c.l2_read_bytes_per_second() / 1e9, c.fma_f32_flops_per_second() / 1e12, c.sfu_ops_per_second() / 1e12);
 
-  Catalog catalog(kernels::BuiltinRegistry(), {(*backend)->kind()});
   JobRunner runner(catalog, **backend);
   std::ofstream json;
   if (!absl::GetFlag(FLAGS_json).empty()) json.open(absl::GetFlag(FLAGS_json), std::ios::app);
