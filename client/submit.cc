@@ -22,8 +22,8 @@ std::vector<FlagSpec> Flags() {
       {"variant", "V", "Variant to run (default: every variant of the op)", false, true},
       {"preset", "P", "Problem preset of the op: canonical, edge, small, ...", false, true},
       {"shape", "S",
-       "Explicit problem: M=1,N=4096,K=4096 (named) or 8192x4096 (op's dim order); dims the op derives (kernels lists "
-       "them) may be left out",
+       "Explicit problem: M=1,N=4096,K=4096 (named) or 8192x4096 (op's dim order), then the op's flags (8192x32x8x128,gptj); "
+       "dims the op derives (kernels lists them) may be left out",
        true},
       {"dtype", "D", "Dtype: f32, bf16, f16, tf32, fp8_e4m3 (default: every dtype of the op)", false, true},
       {"cache", "MODE", "cold (flush L2 before each sample, default) or hot (back-to-back launches)"},
@@ -134,6 +134,8 @@ const CommandSpec& SubmitSpec() {
     s.examples = {
         "kbench-client submit --op rmsnorm --dtype bf16 --shape 8192x4096 --wait",
         "kbench-client submit --op gemm --variant cublas,v3_tiled --shape M=1,N=4096,K=4096 --dtype f32,bf16",
+        "kbench-client submit --op attention --shape B=8,H=16,H_kv=16,N_q=4096,N_kv=4096,d=128,causal --dtype bf16",
+        "kbench-client submit --op w4a16_gemm --shape 1x14336x4096 --wait   # K_words, groups derived",
         "kbench-client submit --op softmax --preset canonical --cache hot --noise 0.002 --gpu H100 --min-cc 9.0",
         "kbench-client submit --suite default --backend cpu --wait --format md",
         "kbench-client submit --op vector_add --label git_sha=abc123 --label pr=42 --idempotency-key pr42-abc123",

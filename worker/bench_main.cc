@@ -31,8 +31,8 @@ ABSL_FLAG(std::vector<std::string>, variant, {}, "Variants (comma-separated); de
 ABSL_FLAG(std::vector<std::string>, preset, {}, "Presets (comma-separated); default small");
 // A string, not a list: a list flag would split M=4096,N=4096,K=4096 at its commas.
 ABSL_FLAG(std::string, shape, "",
-          "Shapes, ';'-separated (',' separates one shape's dims): rows=8192,cols=4096;8x16; dims the op derives "
-          "(w4a16_gemm's K_words, groups) may be left out");
+          "Shapes, ';'-separated (',' separates one shape's dims and flags): rows=8192,cols=4096;8x16;8192x32x8x128,gptj; "
+          "dims the op derives (w4a16_gemm's K_words, groups) may be left out");
 ABSL_FLAG(std::vector<std::string>, dtype, {}, "Dtypes (comma-separated); default all the op has");
 ABSL_FLAG(std::string, backend, "auto", "auto, cpu or cuda");
 ABSL_FLAG(int, device, 0, "CUDA device ordinal");
@@ -157,8 +157,10 @@ int Main() {
     const std::string ceiling = rf.ceilings_size() == 0                  ? ""
                                 : rf.bound_class() == v1::COMPUTE_BOUND ? rf.ceilings(0).peak_ceiling()
                                                                         : rf.ceilings(0).bandwidth_ceiling();
+    std::string shape = api::ShapeLabel(r.problem());  // with its flags, as --shape takes it: 8192x32x8x128,gptj
+    for (const std::string& f : r.problem().flags()) absl::StrAppend(&shape, ",", f);
     std::printf("%-22s %-16s %-5s %-10s %12.2f %10.1f %10.2f %8.1f %8.1f %-8s %-24s %s\n", r.variant().c_str(),
-                api::ShapeLabel(r.problem()).c_str(), api::DtypeName(r.problem().dtype()).c_str(),
+                shape.c_str(), api::DtypeName(r.problem().dtype()).c_str(),
                 api::StatusName(r.status()).c_str(), r.timing().median_ns() / 1e3, rf.achieved_bytes_per_second() / 1e9,
                 rf.achieved_flops_per_second() / 1e12, 100 * Fraction(rf, "calibrated"), 100 * Fraction(rf, "datasheet"),
                 api::BoundClassName(rf.bound_class()).c_str(), ceiling.c_str(),

@@ -35,14 +35,19 @@ absl::StatusOr<v1::Problem> ParseShape(absl::string_view text) {
   v1::Problem p;
   absl::string_view t = absl::StripAsciiWhitespace(text);
   if (t.empty()) return absl::InvalidArgumentError("malformed shape '': empty");
-  if (t.find('=') != absl::string_view::npos) {
-    for (absl::string_view part : absl::StrSplit(t, ',')) {
+  const auto malformed = [&](absl::string_view part, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed shape '", text, "': ", what, ", got '", part, "'"));
+  };
+  bool positional = false;
+  int item = 0;
+  for (absl::string_view raw : absl::StrSplit(t, ',')) {
+    const absl::string_view part = absl::StripAsciiWhitespace(raw);
+    const bool first = item++ == 0;
+    if (part.find('=') != absl::string_view::npos) {  // a named dim
       std::vector<absl::string_view> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
-      absl::string_view name = kv.size() == 2 ? absl::StripAsciiWhitespace(kv[0]) : "";
-      if (kv.size() != 2 || !IsName(name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "malformed shape '", text, "': expected NAME=VALUE[,NAME=VALUE...] or AxBxC, got '", part, "'"));
-      }
+      const absl::string_view name = absl::StripAsciiWhitespace(kv[0]);
+      if (positional || !IsName(name))
+        return malformed(part, "expected NAME=VALUE[,NAME=VALUE...] or AxBxC, then optional flags");
       for (const auto& d : p.dims())
         if (d.name() == name)
           return absl::InvalidArgumentError(absl::StrCat("malformed shape '", text, "': dim '", name, "' given twice"));
@@ -51,13 +56,21 @@ absl::StatusOr<v1::Problem> ParseShape(absl::string_view text) {
       v1::Dim* d = p.add_dims();
       d->set_name(std::string(name));
       d->set_value(*v);
+    } else if (!first && IsName(part)) {  // a flag of the op ("causal", "gptj")
+      for (const auto& f : p.flags())
+        if (f == part)
+          return absl::InvalidArgumentError(absl::StrCat("malformed shape '", text, "': flag '", part, "' given twice"));
+      p.add_flags(std::string(part));
+    } else if (first) {  // positional dims
+      positional = true;
+      for (absl::string_view dim : absl::StrSplit(part, absl::ByAnyChar("xX*"))) {
+        auto v = ParseDimValue(dim, text);
+        if (!v.ok()) return v.status();
+        p.add_dims()->set_value(*v);
+      }
+    } else {
+      return malformed(part, "expected NAME=VALUE, a flag NAME or, first, AxBxC");
     }
-    return p;
-  }
-  for (absl::string_view part : absl::StrSplit(t, absl::ByAnyChar("xX*"))) {
-    auto v = ParseDimValue(part, text);
-    if (!v.ok()) return v.status();
-    p.add_dims()->set_value(*v);
   }
   return p;
 }

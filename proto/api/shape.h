@@ -1,5 +1,6 @@
 // Parsing of shape strings typed by users: "M=4096,N=4096,K=4096" (named) or "8192x4096" (positional,
-// named later from the op's dimension order).
+// named later from the op's dimension order), either followed by the op's flags as bare names:
+// "8192x32x8x128,gptj", "B=1,H=16,H_kv=16,N_q=4096,N_kv=4096,d=128,causal".
 #pragma once
 
 #include <vector>

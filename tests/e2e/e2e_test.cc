@@ -111,9 +111,9 @@ TEST(EndToEnd, BadInputIsRejectedNamingTheFieldAndNothingIsStored) {
   EXPECT_EQ(ListJobs(c).jobs_size(), 0);
 }
 
-// A shape may leave out the dims an op derives from the others, and set to 0 the dims it allows to
-// be 0; the results carry the whole shape, as a preset's do.
-TEST(EndToEnd, ShapesLeaveOutDerivedDimsAndGiveZeroWhereTheOpAllowsIt) {
+// A shape may leave out the dims an op derives from the others, set to 0 the dims it allows to be 0,
+// and name the op's flags; the results carry the whole shape, as a preset's do.
+TEST(EndToEnd, ShapesLeaveOutDerivedDimsGiveZeroWhereTheOpAllowsItAndNameFlags) {
   Cluster c;
   c.StartCoordinator();
   c.StartWorker("a");
@@ -123,11 +123,16 @@ TEST(EndToEnd, ShapesLeaveOutDerivedDimsAndGiveZeroWhereTheOpAllowsIt) {
   struct Case {
     std::vector<std::string> args;
     std::vector<int64_t> resolved;
+    std::vector<std::string> flags;
   };
   const std::vector<Case> cases = {
-      {{"--op", "w4a16_gemm", "--shape", "M=3,N=256,K=200", "--variant", "cpu_naive"}, {3, 256, 200, 25, 2}},
+      {{"--op", "w4a16_gemm", "--shape", "M=3,N=256,K=200", "--variant", "cpu_naive"}, {3, 256, 200, 25, 2}, {}},
       // batch, H, H_kv, d, page, context, long_context = 0; the pool and the table derived.
-      {{"--op", "paged_decode", "--shape", "2x4x4x128x16x40x0", "--variant", "cpu_plain"}, {2, 4, 4, 128, 16, 40, 0, 6, 3}},
+      {{"--op", "paged_decode", "--shape", "2x4x4x128x16x40x0", "--variant", "cpu_plain"},
+       {2, 4, 4, 128, 16, 40, 0, 6, 3},
+       {}},
+      // And an op's flag after the dims.
+      {{"--op", "rope", "--shape", "64x4x2x128,gptj", "--variant", "cpu_naive"}, {64, 4, 2, 128}, {"gptj"}},
   };
   for (const Case& tc : cases) {
     std::vector<std::string> args = tc.args;
@@ -143,6 +148,7 @@ TEST(EndToEnd, ShapesLeaveOutDerivedDimsAndGiveZeroWhereTheOpAllowsIt) {
     std::vector<int64_t> dims;
     for (const v1::Dim& d : r.problem().dims()) dims.push_back(d.value());
     EXPECT_EQ(dims, tc.resolved) << r.problem().DebugString();
+    EXPECT_EQ(std::vector<std::string>(r.problem().flags().begin(), r.problem().flags().end()), tc.flags);
   }
 }
 

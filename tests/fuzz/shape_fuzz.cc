@@ -1,6 +1,7 @@
-// Fuzz target: shape strings typed by users (proto/api/shape.cc), "M=4096,N=4096" or "8192x4096".
-// Any bytes must give a problem or an error, never a crash; a parsed shape must read back the same
-// from its own label (named: "M=1,N=2"; positional: ShapeLabel's "1x2").
+// Fuzz target: shape strings typed by users (proto/api/shape.cc), "M=4096,N=4096" or "8192x4096",
+// either with flags after the dims ("8192x4096,causal"). Any bytes must give a problem or an error,
+// never a crash; a parsed shape must read back the same from its own label (named: "M=1,N=2";
+// positional: ShapeLabel's "1x2"; then ",flag" for each flag).
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     label = kbench::api::ShapeLabel(*p);
   }
+  for (const std::string& f : p->flags()) absl::StrAppend(&label, ",", f);
   absl::StatusOr<kbench::v1::Problem> again = kbench::api::ParseShape(label);
   FUZZ_CHECK(again.ok());
   FUZZ_CHECK(again->SerializeAsString() == p->SerializeAsString());

@@ -24,9 +24,30 @@ TEST(ParseShape, Positional) {
   EXPECT_EQ(p->dims(1).value(), 4096);
 }
 
+// The op's flags follow the dims as bare names, in either form.
+TEST(ParseShape, FlagsFollowTheDims) {
+  auto p = ParseShape("8192x32x8x128, gptj");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->dims_size(), 4);
+  EXPECT_TRUE(p->dims(3).name().empty());
+  ASSERT_EQ(p->flags_size(), 1);
+  EXPECT_EQ(p->flags(0), "gptj");
+  p = ParseShape("B=1,N_q=4096,causal,d=128");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->dims_size(), 3);
+  EXPECT_EQ(p->dims(2).name(), "d");
+  ASSERT_EQ(p->flags_size(), 1);
+  EXPECT_EQ(p->flags(0), "causal");
+  p = ParseShape("8192,zero_rows,outliers");  // one positional dim, two flags
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->dims_size(), 1);
+  EXPECT_EQ(p->flags_size(), 2);
+}
+
 TEST(ParseShape, RejectsMalformed) {
   for (const char* bad : {"", "abc", "8192x", "x4096", "M=", "=4", "M=4,M=5", "M=4;N=5", "4096x99999999999999999999",
-                          "1M=4", "M=4.5"}) {
+                          "1M=4", "M=4.5", "causal", "causal,M=4", "8x16,M=4", "M=4,8x16", "8x16,2", "8x16,gptj,gptj",
+                          "M=4,1flag", "M=4,"}) {
     auto p = ParseShape(bad);
     EXPECT_FALSE(p.ok()) << bad;
     if (!p.ok()) {
