@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, calibration_cache, "", "Calibration cache file (default p
 ABSL_FLAG(bool, quick_calibration, false,
           "Shorter calibration: smaller memory streams and fewer repetitions (the compute ceilings time the same GEMMs)");
 ABSL_FLAG(std::string, json, "", "Append every result as one JSON line to this file");
+ABSL_FLAG(bool, check_only, false,
+          "Only check the op, variants and shapes against every backend built in (no device, no memory limit), "
+          "print the problems and exit: 0 valid, 2 not");
 
 namespace kbench::worker {
 namespace {
@@ -85,8 +88,9 @@ absl::StatusOr<v1::JobSpec> SpecFromFlags() {
 }
 
 // The checks the job runner makes once the device is calibrated: the spec's structure, then the op,
-// variants, shapes (derived dims filled in) and memory against this backend's catalog.
-absl::Status CheckSpec(const Catalog& catalog, const v1::DeviceInfo& dev, v1::JobSpec spec) {
+// variants, shapes (derived dims filled in) and memory (none when dev has no memory size) against the
+// catalog. Returns the resolved spec.
+absl::StatusOr<v1::JobSpec> ResolveSpec(const Catalog& catalog, const v1::DeviceInfo& dev, v1::JobSpec spec) {
   if (absl::Status s = api::ValidateSpecStructure(spec); !s.ok()) return s;
   const v1::OpInfo* info = catalog.FindInfo(spec.op());
   if (info == nullptr) {
@@ -94,7 +98,8 @@ absl::Status CheckSpec(const Catalog& catalog, const v1::DeviceInfo& dev, v1::Jo
     for (const v1::OpInfo& op : catalog.ops()) absl::StrAppend(&known, known.empty() ? "" : ", ", op.name());
     return absl::InvalidArgumentError(absl::StrCat("unknown op '", spec.op(), "' (known: ", known, ")"));
   }
-  return api::ResolveAgainstOp(*info, dev.memory_bytes(), &spec);
+  if (absl::Status s = api::ResolveAgainstOp(*info, dev.memory_bytes(), &spec); !s.ok()) return s;
+  return spec;
 }
 
 double Fraction(const v1::Roofline& r, const std::string& source) {
@@ -113,6 +118,17 @@ int Main() {
     std::cerr << "kbench-bench: " << spec.status().message() << "\n";
     return 2;
   }
+  if (absl::GetFlag(FLAGS_check_only)) {
+    const Catalog all(kernels::BuiltinRegistry(), {kernels::Backend::kCpu, kernels::Backend::kCuda});
+    absl::StatusOr<v1::JobSpec> resolved = ResolveSpec(all, v1::DeviceInfo(), *spec);
+    if (!resolved.ok()) {
+      std::cerr << "kbench-bench: " << resolved.status().message() << "\n";
+      return 2;
+    }
+    const v1::OpInfo& info = *all.FindInfo(resolved->op());
+    for (const v1::Problem& p : api::ExpandProblems(info, *resolved)) std::printf("%s\n", api::ProblemLabel(p).c_str());
+    return 0;
+  }
   auto backend = MakeBackend(absl::GetFlag(FLAGS_backend));
   if (!backend.ok()) {
     std::cerr << "kbench-bench: " << backend.status().message() << "\n";
@@ -121,8 +137,8 @@ int Main() {
   const v1::DeviceInfo dev = (*backend)->device();
   Catalog catalog(kernels::BuiltinRegistry(), {(*backend)->kind()});
   // A bad request is refused before the calibration (seconds, or minutes on a GPU), not after it.
-  if (absl::Status bad = CheckSpec(catalog, dev, *spec); !bad.ok()) {
-    std::cerr << "kbench-bench: " << bad.message() << "\n";
+  if (absl::StatusOr<v1::JobSpec> resolved = ResolveSpec(catalog, dev, *spec); !resolved.ok()) {
+    std::cerr << "kbench-bench: " << resolved.status().message() << "\n";
     return 2;
   }
   std::cerr << "device: " << dev.name() << "; calibrating (or reading the cache)...\n";
