@@ -7,11 +7,12 @@
 #   tests: every *_gpu_test in the bundle (the families', skip-after-N, resources) but those below,
 #   gemmtests: the GEMM ladder and its SASS check; qgemmtests, attentiontests, attention,
 #   quant, decode: a family's tests,
-#   benchmarks and peers; harnesstests: ceilings, write-back, the event window.
+#   benchmarks and peers; harnesstests: ceilings, write-back, the event window; targets: issue 22's
+#   speed targets, met or missed (tests/gpu/targets.py; not a failure when missed).
 #   tritontests: the Triton rungs and user kernels (worker/triton);
 #   MEMORY_OPS and GEMM_JOBS pick some of the memory and gemm phases' jobs.
 #   phases: tests customtests custom leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant
-#           attention memory gemm isolation timing readmes   (default: all of them)
+#           targets attention memory gemm isolation timing readmes   (default: all of them)
 #
 # Everything lands in OUT (default ./gpu-out): logs, JSON results, Markdown tables, updated READMEs.
 #
@@ -37,7 +38,7 @@ while getopts "b:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-phases=${*:-tests customtests leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant attention memory gemm isolation timing readmes}
+phases=${*:-tests customtests leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant targets attention memory gemm isolation timing readmes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # cuBLAS may come with a Python wheel rather than the toolkit.
@@ -232,6 +233,19 @@ for phase in $phases; do
       python3 "$here/quant_peers.py" --kbench "$out/quant-bench.jsonl" --json "$out/quant-peers.json" 2>&1 |
         tee "$out/quant-peers.md" | tee -a "$out/run.log"
       [[ ${PIPESTATUS[0]} == 0 ]] || fail "quant: torch.compile peers (quant_peers.py)"
+      ;;
+    targets)  # issue 22's speed targets: the best rungs beside their vendor baselines, one process an op
+      rm -f "$out/targets.jsonl" "$out/targets-bench.log"
+      bench=$bundle/tests/kbench-bench
+      [[ -x $bench ]] || bench=$bin/kbench-bench
+      while IFS=$'\t' read -r op variants shapes; do
+        log "targets: $op"
+        "$bench" --op "$op" --variant "$variants" --shape "$shapes" --trials 1 --max_time_ms 300 \
+          --calibration_cache "$cal" --json "$out/targets.jsonl" >>"$out/targets-bench.log" 2>&1 ||
+          fail "targets: kbench-bench $op reported a failed result"
+      done < <(python3 "$here/targets.py" plan)
+      python3 "$here/targets.py" report "$out/targets.jsonl" 2>&1 | tee "$out/targets.md" | tee -a "$out/run.log"
+      [[ ${PIPESTATUS[0]} == 0 ]] || fail "targets: a result the targets need is missing or not OK"
       ;;
     attention)  # the attention ladder and its peers (PyTorch SDPA: FlashAttention-2 and cuDNN) in one run
       rm -f "$out/attention-bench.jsonl" "$out/attention-peers.jsonl"
