@@ -63,6 +63,9 @@ std::string FormatResults(const std::vector<v1::Result>& results, Format format,
 std::string FormatJobs(const std::vector<v1::Job>& jobs, Format format, int64_t now_ms);
 std::string FormatWorkers(const std::vector<v1::WorkerStatus>& workers, Format format, int64_t now_ms);
 std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format);
+// One op's presets, a row per problem: the shape as --shape takes it (dims in the op's order, then the
+// flags), its dtype when the preset fixes one; json: the PresetInfo messages.
+std::string FormatPresets(const v1::OpInfo& op, Format format);
 // The history of `op`'s series (GetHistory): text and Markdown print one table per series (variant,
 // shape, dtype, device; newest point first) under a line naming it with its baseline median; csv one
 // row per point with the series columns; json the response message.

@@ -200,22 +200,41 @@ std::string FormatKernels(const std::vector<v1::OpInfo>& ops, Format format) {
   // What a shape may leave out or set to 0 (catalog.proto): too long for the dims column.
   std::string notes;
   for (const auto& op : ops) {
+    std::vector<std::string> parts;
     if (!op.derived_dims().empty())
-      absl::StrAppend(&notes, "  ", op.name(), ": ",
-                      absl::StrJoin(op.derived_dims(), ", ",
-                                    [](std::string* o, const v1::DerivedDim& d) {
-                                      absl::StrAppend(o, d.name(), " = ", d.expr());
-                                    }),
-                      op.zero_dims().empty() ? "" : "; ", absl::StrJoin(op.zero_dims(), ", "),
-                      op.zero_dims().empty() ? "" : " may be 0", "\n");
-    else if (!op.zero_dims().empty())
-      absl::StrAppend(&notes, "  ", op.name(), ": ", absl::StrJoin(op.zero_dims(), ", "), " may be 0\n");
+      parts.push_back(absl::StrJoin(op.derived_dims(), ", ", [](std::string* o, const v1::DerivedDim& d) {
+        absl::StrAppend(o, d.name(), " = ", d.expr());
+      }));
+    if (!op.zero_dims().empty()) parts.push_back(absl::StrCat(absl::StrJoin(op.zero_dims(), ", "), " may be 0"));
+    if (!parts.empty()) absl::StrAppend(&notes, "  ", op.name(), ": ", absl::StrJoin(parts, "; "), "\n");
   }
   if (notes.empty()) return Render(t, format);
   return absl::StrCat(Render(t, format),
                       "\nDerived dims, which a shape may leave out (named, or positional without them), and dims "
                       "that may be 0:\n",
                       notes);
+}
+
+std::string FormatPresets(const v1::OpInfo& op, Format format) {
+  if (format == Format::kJson) {
+    std::vector<const google::protobuf::Message*> presets;
+    for (const v1::PresetInfo& p : op.presets()) presets.push_back(&p);
+    return ToJsonArray(presets);
+  }
+  Table t;
+  t.header = {"preset", "shape", "dtype"};
+  t.group_columns = 1;
+  for (const v1::PresetInfo& preset : op.presets()) {
+    bool first = true;
+    for (const v1::Problem& p : preset.problems()) {
+      std::string shape = api::ShapeLabel(p);
+      for (const std::string& f : p.flags()) absl::StrAppend(&shape, ",", f);
+      t.AddRow({preset.name(), shape, p.dtype() == v1::DTYPE_UNSPECIFIED ? "-" : api::DtypeName(p.dtype())}, !first);
+      first = false;
+    }
+  }
+  if (format == Format::kCsv) return Render(t, format);
+  return absl::StrCat(op.name(), " dims: ", absl::StrJoin(op.dims(), ","), "\n", Render(t, format));
 }
 
 }  // namespace kbench::client

@@ -15,11 +15,13 @@ const CommandSpec& KernelsSpec() {
                {"contract", "", "With --op: the launch contract of custom kernels (submit --source) and a starting template"},
                {"template", "", "With --op: only the contract's starting template, to save as a .cu (or with --lang triton, .py) file"},
                {"lang", "L", "With --template: cuda (default) or triton (a @triton.jit kernel and its launch description)"},
+               {"presets", "", "With --op: every preset's problems, each as --shape takes it"},
                FormatFlagSpec()};
     for (auto& c : ConnectionFlagSpecs()) s.flags.push_back(c);
     s.details = "json: kbench.v1.OpInfo messages, with every preset's problems.";
     s.examples = {"kbench-client kernels", "kbench-client kernels --op gemm --format md",
                   "kbench-client kernels --op rmsnorm --contract",
+                  "kbench-client kernels --op rope --presets",
                   "kbench-client kernels --op rmsnorm --template > my_rmsnorm.cu",
                   "kbench-client kernels --op rmsnorm --template --lang triton > my_rmsnorm.py"};
     return s;
@@ -41,6 +43,9 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
     return UsageError(io, spec, "--lang: '" + lang.substr(0, 32) + "' is not a language (cuda or triton)");
   if (contract && !args.Has("op"))
     return UsageError(io, spec, template_only ? "--template: needs --op" : "--contract: needs --op");
+  const bool presets = args.GetBool("presets");
+  if (presets && !args.Has("op")) return UsageError(io, spec, "--presets: needs --op");
+  if (presets && contract) return UsageError(io, spec, "--presets: not with --contract or --template");
   auto conn = Connect(args, globals);
   if (!conn.ok()) return UsageError(io, spec, conn.status().message());
   v1::ListKernelsRequest req;
@@ -62,6 +67,10 @@ int RunKernels(const std::vector<std::string>& argv, const ConnectionFlags& glob
     }
     if (template_only && lang == "triton") io.out << TritonTemplate(op);
     else io.out << (template_only ? op.contract().template_source() : FormatContract(op, *format == Format::kJson));
+    return kExitOk;
+  }
+  if (presets) {
+    io.out << FormatPresets(resp.ops(0), *format);
     return kExitOk;
   }
   io.out << FormatKernels({resp.ops().begin(), resp.ops().end()}, *format);

@@ -351,6 +351,38 @@ TEST_F(CommandsTest, KernelsTemplatePrintsOnlyTheStartingSource) {
   EXPECT_THAT(no_op.err, HasSubstr("--template: needs --op"));
 }
 
+TEST_F(CommandsTest, KernelsPresetsListsEachProblemAsSubmitTakesIt) {
+  {
+    std::lock_guard<std::mutex> lock(fake.mu);
+    v1::OpInfo* op = fake.kernels.add_ops();
+    op->set_name("rope");
+    for (const char* d : {"tokens", "q_heads", "kv_heads", "head_dim"}) op->add_dims(d);
+    v1::PresetInfo* p = op->add_presets();
+    p->set_name("canonical");
+    for (bool gptj : {false, true}) {
+      v1::Problem* problem = p->add_problems();
+      for (int v : {8192, 32, 8, 128}) problem->add_dims()->set_value(v);
+      if (gptj) problem->add_flags("gptj");
+    }
+    v1::Problem* fixed = op->add_presets()->add_problems();
+    op->mutable_presets(1)->set_name("edge");
+    for (int v : {0, 5, 0, 128}) fixed->add_dims()->set_value(v);
+    fixed->set_dtype(v1::DTYPE_BF16);
+  }
+  auto r = Run({"kernels", "--op", "rope", "--presets"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rope dims: tokens,q_heads,kv_heads,head_dim\n"));
+  EXPECT_THAT(r.out, HasSubstr("8192x32x8x128 "));
+  EXPECT_THAT(r.out, HasSubstr("8192x32x8x128,gptj"));
+  EXPECT_THAT(r.out, HasSubstr("0x5x0x128"));
+  EXPECT_THAT(r.out, HasSubstr("bf16"));
+  auto csv = Run({"kernels", "--op", "rope", "--presets", "--format", "csv"});
+  ASSERT_EQ(csv.rc, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("preset,shape,dtype\ncanonical,8192x32x8x128,-\ncanonical,\"8192x32x8x128,gptj\",-"));
+  EXPECT_EQ(Run({"kernels", "--presets"}).rc, 2);
+  EXPECT_EQ(Run({"kernels", "--op", "rope", "--presets", "--contract"}).rc, 2);
+}
+
 TEST_F(CommandsTest, UnreachableCoordinatorIsAFailureNotUsage) {
   // A port nobody listens on: bind one and close it again.
   std::string address;
