@@ -10,10 +10,11 @@ Two kinds of target: a rung's share of its calibrated ceiling (the op's own traf
 %ceil), and the vendor baseline's median over the best rung's, both from the same process. Only numbers
 read from the results are printed: nothing here is estimated.
 """
-import json
-import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tables  # noqa: E402  (tests/gpu/tables.py: the JSON reading the README tables use)
 
 
 def shape(named, flags=()):
@@ -90,21 +91,12 @@ def plan(targets=TARGETS):
     return [(op, ",".join(v), ";".join(s)) for op, (v, s) in ops.items()]
 
 
-def snake(obj):
-    """Proto JSON may use lowerCamelCase keys; the names here are the proto field names."""
-    if isinstance(obj, dict):
-        return {re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), k): snake(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [snake(v) for v in obj]
-    return obj
+snake = tables.snake  # proto JSON may use lowerCamelCase keys; the names here are the proto field names
 
 
 def load(paths):
-    out = []
-    for p in paths:
-        text = Path(p).read_text() if Path(p).exists() else ""
-        out += [snake(json.loads(line)) for line in text.splitlines() if line.strip()]
-    return out
+    """Every result of the JSONL (or JSON array) files; a missing file gives none."""
+    return [r for p in paths for r in tables.load(p)]
 
 
 def matches(r, op, named, flags):
