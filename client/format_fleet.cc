@@ -227,9 +227,7 @@ std::string FormatPresets(const v1::OpInfo& op, Format format) {
   for (const v1::PresetInfo& preset : op.presets()) {
     bool first = true;
     for (const v1::Problem& p : preset.problems()) {
-      std::string shape = api::ShapeLabel(p);
-      for (const std::string& f : p.flags()) absl::StrAppend(&shape, ",", f);
-      t.AddRow({preset.name(), shape, p.dtype() == v1::DTYPE_UNSPECIFIED ? "-" : api::DtypeName(p.dtype())}, !first);
+      t.AddRow({preset.name(), api::ShapeArgument(p), p.dtype() == v1::DTYPE_UNSPECIFIED ? "-" : api::DtypeName(p.dtype())}, !first);
       first = false;
     }
   }

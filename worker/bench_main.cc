@@ -173,8 +173,7 @@ int Main() {
     const std::string ceiling = rf.ceilings_size() == 0                  ? ""
                                 : rf.bound_class() == v1::COMPUTE_BOUND ? rf.ceilings(0).peak_ceiling()
                                                                         : rf.ceilings(0).bandwidth_ceiling();
-    std::string shape = api::ShapeLabel(r.problem());  // with its flags, as --shape takes it: 8192x32x8x128,gptj
-    for (const std::string& f : r.problem().flags()) absl::StrAppend(&shape, ",", f);
+    const std::string shape = api::ShapeArgument(r.problem());  // with its flags: 8192x32x8x128,gptj
     std::printf("%-22s %-16s %-5s %-10s %12.2f %10.1f %10.2f %8.1f %8.1f %-8s %-24s %s\n", r.variant().c_str(),
                 shape.c_str(), api::DtypeName(r.problem().dtype()).c_str(),
                 api::StatusName(r.status()).c_str(), r.timing().median_ns() / 1e3, rf.achieved_bytes_per_second() / 1e9,

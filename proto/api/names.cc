@@ -91,6 +91,12 @@ std::string ShapeLabel(const v1::Problem& p) {
   });
 }
 
+std::string ShapeArgument(const v1::Problem& p) {
+  std::string s = ShapeLabel(p);
+  for (const auto& f : p.flags()) absl::StrAppend(&s, ",", f);
+  return s;
+}
+
 std::string ProblemLabel(const v1::Problem& p) {
   std::string dims = absl::StrJoin(p.dims(), ",", [](std::string* out, const v1::Dim& d) {
     absl::StrAppend(out, d.name(), "=", d.value());

@@ -25,5 +25,7 @@ std::string StopReasonName(v1::StopReason r);
 std::string ProblemLabel(const v1::Problem& p);
 // "8192x4096": just the dims.
 std::string ShapeLabel(const v1::Problem& p);
+// "8192x32x8x128,gptj": the dims, then the flags, as a --shape argument takes them (api/shape.h).
+std::string ShapeArgument(const v1::Problem& p);
 
 }  // namespace kbench::api

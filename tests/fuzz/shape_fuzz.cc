@@ -25,10 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     label = absl::StrJoin(p->dims(), ",", [](std::string* out, const kbench::v1::Dim& d) {
       absl::StrAppend(out, d.name(), "=", d.value());
     });
+    for (const std::string& f : p->flags()) absl::StrAppend(&label, ",", f);
   } else {
-    label = kbench::api::ShapeLabel(*p);
+    label = kbench::api::ShapeArgument(*p);
   }
-  for (const std::string& f : p->flags()) absl::StrAppend(&label, ",", f);
   absl::StatusOr<kbench::v1::Problem> again = kbench::api::ParseShape(label);
   FUZZ_CHECK(again.ok());
   FUZZ_CHECK(again->SerializeAsString() == p->SerializeAsString());

@@ -1,5 +1,6 @@
 #include "api/shape.h"
 
+#include "api/names.h"
 #include "gtest/gtest.h"
 
 namespace kbench::api {
@@ -42,6 +43,14 @@ TEST(ParseShape, FlagsFollowTheDims) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->dims_size(), 1);
   EXPECT_EQ(p->flags_size(), 2);
+}
+
+TEST(ParseShape, ShapeArgumentReadsBackAsTheSameProblem) {
+  for (const char* text : {"8192x32x8x128,gptj", "4x4", "7,zero_rows,outliers"}) {
+    auto p = ParseShape(text);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(ShapeArgument(*p), text);
+  }
 }
 
 TEST(ParseShape, RejectsMalformed) {
