@@ -1,6 +1,9 @@
 // The results table in every format: per-result timing, roofline against the calibrated ceiling,
 // bound class and correctness; see format.h.
+#include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,14 +18,25 @@ namespace {
 constexpr size_t kMessageWidth = 48;
 constexpr char kWarningMark[] = " !";  // after util: the roofline has a warning, listed under the table
 
-// "! op variant problem: warning" for each flagged result of a table, so no flag goes unexplained.
+// "! op variant problem: warning" for each flagged result of a table, so no flag goes unexplained. A
+// warning several results share (a suspect calibration flags every result of its device) is listed
+// once, naming the first of them and how many more share it.
 std::string WarningNotes(const std::vector<const v1::Result*>& results, Format format) {
-  std::string out;
+  std::vector<std::pair<std::string, std::vector<const v1::Result*>>> groups;  // in order of appearance
   for (const auto* r : results) {
-    if (r->roofline().warning().empty()) continue;
-    absl::StrAppend(&out, format == Format::kMarkdown ? "\n- " : "", "! ", r->op(), " ", r->variant(), " ",
-                    api::ShapeLabel(r->problem()), " ", api::DtypeName(r->problem().dtype()), ": ",
-                    r->roofline().warning(), "\n");
+    const std::string& w = r->roofline().warning();
+    if (w.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == w; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {w, {}});
+    it->second.push_back(r);
+  }
+  std::string out;
+  for (const auto& [warning, flagged] : groups) {
+    const v1::Result& r = *flagged.front();
+    absl::StrAppend(&out, format == Format::kMarkdown ? "\n- " : "", "! ", r.op(), " ", r.variant(), " ",
+                    api::ShapeLabel(r.problem()), " ", api::DtypeName(r.problem().dtype()),
+                    flagged.size() > 1 ? absl::StrCat(" (and ", flagged.size() - 1, " more results)") : "", ": ",
+                    warning, "\n");
   }
   return out;
 }

@@ -143,6 +143,11 @@ TEST(FormatResults, ARooflineWarningIsMarkedAndExplained) {
   EXPECT_EQ(rows[2][static_cast<size_t>(it - rows[0].begin())], "");
   // Without a warning nothing is marked.
   EXPECT_THAT(FormatResults(Results(), Format::kTable, false), Not(HasSubstr("!")));
+  // A warning every result shares (a suspect calibration) is explained once.
+  for (auto& r : rs) r.mutable_roofline()->set_warning("calibration suspect: the copy rounds spread 57%");
+  const std::string shared = FormatResults(rs, Format::kTable, false);
+  EXPECT_THAT(shared, HasSubstr("! rmsnorm cpu_naive 256x1024 bf16 (and 2 more results): calibration suspect"));
+  EXPECT_EQ(shared.find("calibration suspect"), shared.rfind("calibration suspect"));
 }
 
 TEST(FormatResults, CeilingWriteBackThrottledAndClocksAreShownWhenPresent) {
