@@ -4,6 +4,7 @@
 #include "api/names.h"
 #include "client/commands.h"
 #include "client/format.h"
+#include "client/job_spec.h"
 
 namespace kbench::client {
 
@@ -16,7 +17,8 @@ const CommandSpec& HistorySpec() {
         {"op", "OP", "The op (required), e.g. rmsnorm"},
         {"variant", "VARIANT", "Only this variant (default: every variant)"},
         {"gpu", "MODEL", "Only devices whose name contains MODEL, case-insensitive, e.g. H100 (default: every device)"},
-        {"shape", "LABEL", "Only this shape, dims joined by x, e.g. 8192x4096 (default: every shape)"},
+        {"shape", "LABEL",
+         "Only this shape, dims joined by x, then any flags: 8192x4096, 8192x32x8x128,gptj (default: every shape)"},
         {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
         {"cache", "MODE", "Only series measured with this cache mode: cold or hot (default: both)"},
         {"hot-batch", "N", "Only HOT series of this many launches per sample (default: every batch)"},
@@ -67,7 +69,7 @@ int RunHistory(const std::vector<std::string>& argv, const ConnectionFlags& glob
   req.set_op(args.Get("op"));
   req.set_variant(args.Get("variant"));
   req.set_gpu_model(args.Get("gpu"));
-  req.set_shape(args.Get("shape"));
+  req.set_shape(SeriesShapeFilter(args.Get("shape")));
   req.set_limit(static_cast<int32_t>(*limit));
   if (args.Has("dtype")) {
     auto dtype = api::ParseDtype(args.Get("dtype"));

@@ -11,6 +11,7 @@
 #include "api/names.h"
 #include "client/commands.h"
 #include "client/format.h"
+#include "client/job_spec.h"
 
 namespace kbench::client {
 namespace {
@@ -89,7 +90,7 @@ absl::StatusOr<v1::SeriesScope> ScopeOf(const ParsedArgs& args) {
   v1::SeriesScope s;
   s.set_op(args.Get("op"));
   s.set_variant(args.Get("variant"));
-  s.set_shape(args.Get("shape"));
+  s.set_shape(SeriesShapeFilter(args.Get("shape")));
   s.set_gpu_model(args.Get("gpu"));
   if (args.Has("dtype")) {
     auto d = api::ParseDtype(args.Get("dtype"));
@@ -126,7 +127,7 @@ const CommandSpec& SeriesSpec() {
     s.flags = {
         {"op", "OP", "The op of the series (required, except for list: then only this op's controls)"},
         {"variant", "VARIANT", "Only this variant (default: every variant of the op)"},
-        {"shape", "LABEL", "Only this shape, e.g. 8192x4096 (default: every shape)"},
+        {"shape", "LABEL", "Only this shape, e.g. 8192x4096 or 8192x32x8x128,gptj (default: every shape)"},
         {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
         {"gpu", "MODEL", "Only this exact device name, e.g. \"NVIDIA H200\" (default: every device)"},
         {"cache", "MODE", "Only cold or hot series (default: both)"},
