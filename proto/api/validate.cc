@@ -32,6 +32,11 @@ std::vector<v1::Dtype> DtypesFor(const v1::OpInfo& op, const v1::JobSpec& spec) 
   return out;
 }
 
+// Whether the op takes 0 for this dim (OpInfo.zero_dims); every other dim is >= 1.
+bool MayBeZero(const v1::OpInfo& op, absl::string_view dim) {
+  return std::find(op.zero_dims().begin(), op.zero_dims().end(), dim) != op.zero_dims().end();
+}
+
 const v1::DerivedDim* FindDerived(const v1::OpInfo& op, absl::string_view dim) {
   for (const v1::DerivedDim& d : op.derived_dims())
     if (d.name() == dim) return &d;
@@ -92,7 +97,7 @@ absl::StatusOr<std::vector<int64_t>> ShapeValues(const v1::OpInfo& op, const v1:
     if (!v.ok())  // the message quotes the expression
       return Invalid(field, absl::StrCat("derived dimension ", Quote(d.name()), ": ", v.status().message(),
                                          " (give it explicitly)"));
-    const bool zero_ok = std::find(op.zero_dims().begin(), op.zero_dims().end(), d.name()) != op.zero_dims().end();
+    const bool zero_ok = MayBeZero(op, d.name());
     if (*v < (zero_ok ? 0 : 1))
       return Invalid(field, absl::StrCat(what, " is ", *v, ", must be >= ", zero_ok ? 0 : 1, " (give it explicitly)"));
     values[static_cast<size_t>(j)] = *v;
@@ -218,7 +223,7 @@ absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1
     for (int j = 0; j < op.dims_size(); ++j) {
       const std::string& dn = op.dims(j);
       const int64_t value = (*values)[j];
-      if (value < 1 && std::find(op.zero_dims().begin(), op.zero_dims().end(), dn) == op.zero_dims().end())
+      if (value < 1 && !MayBeZero(op, dn))
         return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"), absl::StrCat("must be >= 1, got ", value));
       if (op.max_dim_value() > 0 && value > op.max_dim_value())
         return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"),
