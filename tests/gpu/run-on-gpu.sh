@@ -185,6 +185,12 @@ for phase in $phases; do
     smoke)  # the whole path on a tiny problem: for checking this script on any machine
       start_cluster
       submit smoke OK --op vector_add --shape N=4096 --dtype f32 --max-time-ms 100
+      if [[ ${KBENCH_BACKEND:-cuda} == cuda ]]; then
+        # Shapes as a user types them: derived dims left out (K_words, groups), a flag after a comma.
+        submit smoke-w4a16 OK --op w4a16_gemm --shape 4x256x512 --variant cuda_v4_mma_gemv,cublas_bf16 \
+          --dtype bf16 --max-time-ms 100
+        submit smoke-rope OK --op rope --shape 64x4x2x128,gptj --variant cuda_v2_computed --dtype bf16 --max-time-ms 100
+      fi
       ;;
     memory)  # MEMORY_OPS (default: all seven) picks some, for a short run
       start_cluster
