@@ -17,8 +17,9 @@ const CommandSpec& HistorySpec() {
         {"op", "OP", "The op (required), e.g. rmsnorm"},
         {"variant", "VARIANT", "Only this variant (default: every variant)"},
         {"gpu", "MODEL", "Only devices whose name contains MODEL, case-insensitive, e.g. H100 (default: every device)"},
-        {"shape", "LABEL",
-         "Only this shape, dims joined by x, then any flags: 8192x4096, 8192x32x8x128,gptj (default: every shape)"},
+        {"shape", "SHAPE",
+         "Only this shape, as submit takes it: 8192x4096, 8192x32x8x128,gptj, M=1,N=4096,K=4096; dims the op derives "
+         "may be left out (default: every shape)"},
         {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
         {"cache", "MODE", "Only series measured with this cache mode: cold or hot (default: both)"},
         {"hot-batch", "N", "Only HOT series of this many launches per sample (default: every batch)"},

@@ -127,7 +127,9 @@ const CommandSpec& SeriesSpec() {
     s.flags = {
         {"op", "OP", "The op of the series (required, except for list: then only this op's controls)"},
         {"variant", "VARIANT", "Only this variant (default: every variant of the op)"},
-        {"shape", "LABEL", "Only this shape, e.g. 8192x4096 or 8192x32x8x128,gptj (default: every shape)"},
+        {"shape", "SHAPE",
+         "Only this shape, as submit takes it, e.g. 8192x4096 or 8192x32x8x128,gptj; dims the op derives may be left "
+         "out (default: every shape)"},
         {"dtype", "DTYPE", "Only this dtype, e.g. bf16 (default: every dtype)"},
         {"gpu", "MODEL", "Only this exact device name, e.g. \"NVIDIA H200\" (default: every device)"},
         {"cache", "MODE", "Only cold or hot series (default: both)"},

@@ -32,6 +32,10 @@ std::vector<v1::Dtype> DtypesFor(const v1::OpInfo& op, const v1::JobSpec& spec) 
   return out;
 }
 
+std::string KnownDtypes(const v1::OpInfo& op) {
+  return absl::StrJoin(op.dtypes(), ", ", [](std::string* o, int d) { o->append(DtypeName(static_cast<v1::Dtype>(d))); });
+}
+
 // Whether the op takes 0 for this dim (OpInfo.zero_dims); every other dim is >= 1.
 bool MayBeZero(const v1::OpInfo& op, absl::string_view dim) {
   return std::find(op.zero_dims().begin(), op.zero_dims().end(), dim) != op.zero_dims().end();
@@ -189,6 +193,33 @@ absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& 
   return total;
 }
 
+absl::StatusOr<v1::Problem> ResolveShape(const v1::OpInfo& op, const v1::Problem& shape, const std::string& field) {
+  absl::StatusOr<std::vector<int64_t>> values = ShapeValues(op, shape, field);
+  if (!values.ok()) return values.status();
+  v1::Problem ordered = shape;
+  ordered.clear_dims();
+  for (int j = 0; j < op.dims_size(); ++j) {
+    const std::string& dn = op.dims(j);
+    const int64_t value = (*values)[j];
+    if (value < 1 && !MayBeZero(op, dn))
+      return Invalid(absl::StrCat(field, ".dims[", j, "] (", dn, ")"), absl::StrCat("must be >= 1, got ", value));
+    if (op.max_dim_value() > 0 && value > op.max_dim_value())
+      return Invalid(absl::StrCat(field, ".dims[", j, "] (", dn, ")"),
+                     absl::StrCat("must be <= ", op.max_dim_value(), ", got ", value));
+    v1::Dim* d = ordered.add_dims();
+    d->set_name(dn);
+    d->set_value(value);
+  }
+  if (ordered.dtype() != v1::DTYPE_UNSPECIFIED &&
+      std::find(op.dtypes().begin(), op.dtypes().end(), ordered.dtype()) == op.dtypes().end())
+    return Invalid(field + ".dtype", absl::StrCat("op '", op.name(), "' does not support dtype ", DtypeName(ordered.dtype()),
+                                                  " (supported: ", KnownDtypes(op), ")"));
+  for (const auto& f : ordered.flags())
+    if (std::find(op.flags().begin(), op.flags().end(), f) == op.flags().end())
+      return Invalid(field + ".flags", absl::StrCat("unknown flag ", Quote(f), " of op '", op.name(), "'"));
+  return ordered;
+}
+
 absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec) {
   if (absl::Status s = ResolveCustomVariants(op, *spec); !s.ok()) return s;
   for (int i = 0; i < spec->variants_size(); ++i) {
@@ -199,9 +230,7 @@ absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1
                                                                           op.name(), "' (known: ", NamesOf(op.variants()), ")"));
   }
   auto supported = [&](v1::Dtype d) { return std::find(op.dtypes().begin(), op.dtypes().end(), d) != op.dtypes().end(); };
-  const std::string known_dtypes = absl::StrJoin(op.dtypes(), ", ", [](std::string* o, int d) {
-    o->append(DtypeName(static_cast<v1::Dtype>(d)));
-  });
+  const std::string known_dtypes = KnownDtypes(op);
   for (int i = 0; i < spec->dtypes_size(); ++i)
     if (!supported(spec->dtypes(i)))
       return Invalid(absl::StrCat("spec.dtypes[", i, "]"), absl::StrCat("op '", op.name(), "' does not support dtype ",
@@ -215,30 +244,9 @@ absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1
                                                        "' (known: ", NamesOf(op.presets()), ")"));
       continue;
     }
-    v1::Problem* shape = ps->mutable_shape();
-    absl::StatusOr<std::vector<int64_t>> values = ShapeValues(op, *shape, field + ".shape");
-    if (!values.ok()) return values.status();
-    v1::Problem ordered = *shape;
-    ordered.clear_dims();
-    for (int j = 0; j < op.dims_size(); ++j) {
-      const std::string& dn = op.dims(j);
-      const int64_t value = (*values)[j];
-      if (value < 1 && !MayBeZero(op, dn))
-        return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"), absl::StrCat("must be >= 1, got ", value));
-      if (op.max_dim_value() > 0 && value > op.max_dim_value())
-        return Invalid(absl::StrCat(field, ".shape.dims[", j, "] (", dn, ")"),
-                       absl::StrCat("must be <= ", op.max_dim_value(), ", got ", value));
-      v1::Dim* d = ordered.add_dims();
-      d->set_name(dn);
-      d->set_value(value);
-    }
-    if (ordered.dtype() != v1::DTYPE_UNSPECIFIED && !supported(ordered.dtype()))
-      return Invalid(field + ".shape.dtype", absl::StrCat("op '", op.name(), "' does not support dtype ",
-                                                          DtypeName(ordered.dtype()), " (supported: ", known_dtypes, ")"));
-    for (const auto& f : ordered.flags())
-      if (std::find(op.flags().begin(), op.flags().end(), f) == op.flags().end())
-        return Invalid(field + ".shape.flags", absl::StrCat("unknown flag ", Quote(f), " of op '", op.name(), "'"));
-    *shape = ordered;
+    absl::StatusOr<v1::Problem> resolved = ResolveShape(op, ps->shape(), field + ".shape");
+    if (!resolved.ok()) return resolved.status();
+    *ps->mutable_shape() = *std::move(resolved);
   }
   // Memory: every concrete problem must fit on the largest matching device.
   for (const v1::Problem& p : ExpandProblems(op, *spec)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,12 @@ absl::StatusOr<int64_t> FootprintBytes(const v1::OpInfo& op, const v1::Problem& 
 // Checks the spec against an op of the catalog and completes it: positional dims get the op's names
 // and are put in the op's order. max_memory_bytes: the most memory a matching device has (0: skip).
 absl::Status ResolveAgainstOp(const v1::OpInfo& op, int64_t max_memory_bytes, v1::JobSpec* spec);
+
+// One explicit shape against the op, as ResolveAgainstOp resolves each of a spec's: the op's dims in
+// its order with their names, the derived ones filled (a shape may leave them out), each within the
+// op's bounds; the dtype, where set, one the op supports; the flags the op's. `field` prefixes errors.
+absl::StatusOr<v1::Problem> ResolveShape(const v1::OpInfo& op, const v1::Problem& shape,
+                                         const std::string& field = "shape");
 
 // The preset an A/B compare measures when it names no problem: one production shape per op.
 inline constexpr char kCiPreset[] = "ci";

@@ -5,6 +5,7 @@
 #include "api/limits.h"
 #include "server/coordinator/coordinator.h"
 #include "server/coordinator/series_controls.h"
+#include "server/coordinator/series_shape.h"
 
 namespace kbench::server {
 
@@ -14,6 +15,13 @@ absl::StatusOr<v1::SeriesControl> Coordinator::SetSeriesControl(v1::SeriesContro
   control.set_set_by(std::string(who));
   control.set_set_unix_ms(now);
   if (control.kind() == v1::SERIES_STEP && control.at_unix_ms() == 0) control.set_at_unix_ms(now);
+  // The scope's shape as the series are keyed (derived dims filled), so "4x256x512" covers the series
+  // a submit of that shape made (4x256x512x64x4).
+  if (!control.scope().shape().empty()) {
+    const absl::StatusOr<std::vector<v1::OpInfo>> ops = ListKernels(control.scope().op());
+    control.mutable_scope()->set_shape(
+        SeriesShapeOf(ops.ok() && !ops->empty() ? &ops->front() : nullptr, control.scope().shape()));
+  }
   return store_->InsertSeriesControl(control);
 }
 

@@ -149,6 +149,10 @@ TEST(EndToEnd, ShapesLeaveOutDerivedDimsGiveZeroWhereTheOpAllowsItAndNameFlags) 
     for (const v1::Dim& d : r.problem().dims()) dims.push_back(d.value());
     EXPECT_EQ(dims, tc.resolved) << r.problem().DebugString();
     EXPECT_EQ(std::vector<std::string>(r.problem().flags().begin(), r.problem().flags().end()), tc.flags);
+    // History finds the result by the shape as it was submitted (the series keeps every dim).
+    auto history = c.Client({"history", "--op", tc.args[1], "--shape", tc.args[3]});
+    ASSERT_EQ(history.exit_code, 0) << tc.args[3] << ": " << history.err;
+    EXPECT_NE(history.out.find(id), std::string::npos) << tc.args[3] << ": " << history.out;
   }
 }
 

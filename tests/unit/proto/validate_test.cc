@@ -169,6 +169,28 @@ TEST(Validate, DerivedDimsMayBeLeftOut) {
   ExpectInvalid(ResolveAgainstOp(op, 0, &spec), "spec.problems[0].shape.dims[0] (M): must be >= 1, got 0");
 }
 
+TEST(Validate, ResolveShapeAloneAsASpecsShapeIs) {
+  v1::OpInfo op = PackedInfo();
+  op.add_flags("fast");
+  auto parsed = ParseShape("3x4096x1,fast");
+  ASSERT_TRUE(parsed.ok());
+  auto r = ResolveShape(op, *parsed);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->dims_size(), 5);
+  EXPECT_EQ(r->dims(2).name(), "K_words");
+  EXPECT_EQ(r->dims(2).value(), 512);
+  EXPECT_EQ(r->dims(3).value(), 32);
+  ASSERT_EQ(r->flags_size(), 1);
+  EXPECT_EQ(r->flags(0), "fast");
+  // Errors name the field given, as a spec's do under spec.problems[i].shape.
+  parsed = ParseShape("3x4096x1,slow");
+  ASSERT_TRUE(parsed.ok());
+  ExpectInvalid(ResolveShape(op, *parsed).status(), "shape.flags: unknown flag 'slow'");
+  parsed = ParseShape("0x4096x1");
+  ASSERT_TRUE(parsed.ok());
+  ExpectInvalid(ResolveShape(op, *parsed, "scope.shape").status(), "scope.shape.dims[0] (M): must be >= 1, got 0");
+}
+
 TEST(Validate, ABadDerivedExpressionIsReportedNotEvaluated) {
   v1::OpInfo op = PackedInfo();
   op.mutable_derived_dims(1)->set_expr("cdiv(K, extra)");  // extra may be 0

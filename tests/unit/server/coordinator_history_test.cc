@@ -216,6 +216,71 @@ TEST_F(CoordinatorHistoryTest, HistoryValidatesItsQuery) {
   EXPECT_EQ(empty->baseline_median_ns, 0);
 }
 
+// A worker whose rmsnorm derives a third dim (words = cols / 8) and takes a flag, as w4a16_gemm's
+// K_words and rope's gptj: a submitted shape may leave the derived dim out, its series keeps it.
+v1::WorkerInfo DerivingWorker() {
+  v1::WorkerInfo w = CudaWorker("gpu", "NVIDIA H100", 9, 0, 80 * kGiB);
+  v1::OpInfo* op = w.mutable_catalog(0);
+  op->add_dims("words");
+  v1::DerivedDim* d = op->add_derived_dims();
+  d->set_name("words");
+  d->set_expr("cols / 8");
+  op->add_flags("fast");
+  for (v1::PresetInfo& p : *op->mutable_presets())
+    for (v1::Problem& pr : *p.mutable_problems()) {
+      v1::Dim* words = pr.add_dims();
+      words->set_name("words");
+      words->set_value(pr.dims(1).value() / 8);
+    }
+  return w;
+}
+
+TEST_F(CoordinatorHistoryTest, HistoryAndSeriesControlsTakeShapesAsSubmitDoes) {
+  const std::string w = Register(DerivingWorker());
+  v1::Result r = Timed(0, 1000);
+  v1::Problem* p = r.mutable_problem();
+  p->clear_preset();
+  v1::Dim* words = p->add_dims();
+  words->set_name("words");
+  words->set_value(128);
+  p->add_flags("fast");
+  RunJob(w, {{"branch", "main"}}, {r});
+  auto all = coordinator_->GetHistory(HistoryQuery{"rmsnorm"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->points.size(), 1u);
+  ASSERT_EQ(all->points[0].series.shape, "64x1024x128 fast");
+
+  // Each form a user may type finds the series; a shape that resolves elsewhere finds nothing.
+  for (const char* shape : {"64x1024x128 fast", "64x1024 fast", "64x1024,fast", "rows=64 cols=1024 fast",
+                            "cols=1024,rows=64,fast", "64x1024x128,fast"}) {
+    HistoryQuery q{"rmsnorm"};
+    q.shape = shape;
+    auto h = coordinator_->GetHistory(q);
+    ASSERT_TRUE(h.ok()) << shape << ": " << h.status();
+    EXPECT_EQ(h->points.size(), 1u) << shape;
+  }
+  for (const char* shape : {"64x1024", "64x2048 fast", "64x1024x64 fast", "64 fast", "64x1024 slow", "nonsense"}) {
+    HistoryQuery q{"rmsnorm"};
+    q.shape = shape;
+    auto h = coordinator_->GetHistory(q);
+    ASSERT_TRUE(h.ok()) << shape << ": " << h.status();
+    EXPECT_TRUE(h->points.empty()) << shape;
+  }
+
+  // A mute scoped by the short form covers the series, stored in the series' own form.
+  v1::SeriesControl mute;
+  mute.set_kind(v1::SERIES_MUTE);
+  mute.mutable_scope()->set_op("rmsnorm");
+  mute.mutable_scope()->set_shape("64x1024,fast");
+  auto set = coordinator_->SetSeriesControl(mute, "admin");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->scope().shape(), "64x1024x128 fast");
+  auto muted = coordinator_->GetHistory(HistoryQuery{"rmsnorm"});
+  ASSERT_TRUE(muted.ok());
+  ASSERT_EQ(muted->points.size(), 1u);
+  EXPECT_TRUE(muted->points[0].muted);
+}
+
 v1::WorkerInfo CalibratedH100(const std::string& name, double copy, double bf16) {
   v1::WorkerInfo w = CudaWorker(name, "NVIDIA H100", 9, 0, 80 * kGiB);
   v1::Calibration* c = w.add_calibrations();
