@@ -8,7 +8,8 @@
 #   gemmtests: the GEMM ladder and its SASS check; qgemmtests, attentiontests, attention,
 #   quant, decode: a family's tests,
 #   benchmarks and peers; harnesstests: ceilings, write-back, the event window; targets: issue 22's
-#   speed targets, met or missed (tests/gpu/targets.py; not a failure when missed).
+#   speed targets, met or missed (tests/gpu/targets.py; not a failure when missed; ~8 minutes on an
+#   H200, so a call with a 10-minute limit holds little else).
 #   tritontests: the Triton rungs and user kernels (worker/triton);
 #   MEMORY_OPS and GEMM_JOBS pick some of the memory and gemm phases' jobs.
 #   phases: tests customtests custom leak gemmtests tritontests qgemmtests attentiontests abtests harnesstests decode quant
