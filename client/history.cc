@@ -4,7 +4,6 @@
 #include "api/names.h"
 #include "client/commands.h"
 #include "client/format.h"
-#include "client/job_spec.h"
 
 namespace kbench::client {
 
@@ -70,7 +69,7 @@ int RunHistory(const std::vector<std::string>& argv, const ConnectionFlags& glob
   req.set_op(args.Get("op"));
   req.set_variant(args.Get("variant"));
   req.set_gpu_model(args.Get("gpu"));
-  req.set_shape(SeriesShapeFilter(args.Get("shape")));
+  req.set_shape(args.Get("shape"));  // the coordinator resolves it
   req.set_limit(static_cast<int32_t>(*limit));
   if (args.Has("dtype")) {
     auto dtype = api::ParseDtype(args.Get("dtype"));

@@ -3,11 +3,9 @@
 
 #include <cmath>
 #include <set>
-#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/names.h"
@@ -185,11 +183,6 @@ absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args, bool op_optiona
   if (op_optional && check.op().empty()) check.set_op("any");
   if (auto s = api::ValidateSpecStructure(check); !s.ok()) return s;
   return spec;
-}
-
-std::string SeriesShapeFilter(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipWhitespace());
-  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace kbench::client

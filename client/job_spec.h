@@ -2,10 +2,7 @@
 // labels, with every input error caught here and reported against the flag that caused it.
 #pragma once
 
-#include <string>
-
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "client/args.h"
 #include "kbench/v1/job.pb.h"
 
@@ -16,9 +13,5 @@ namespace kbench::client {
 // flag: "--shape: malformed shape ...".
 // op_optional: --op may be left out (an A/B compare then covers every op both sides have).
 absl::StatusOr<v1::JobSpec> BuildJobSpec(const ParsedArgs& args, bool op_optional = false);
-
-// A --shape filter of history and series, as a series names its shape: the dims, then each flag after a
-// space ("8192x32x8x128 gptj"). submit's form, flags after commas ("8192x32x8x128,gptj"), is taken too.
-std::string SeriesShapeFilter(absl::string_view text);
 
 }  // namespace kbench::client

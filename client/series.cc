@@ -11,7 +11,6 @@
 #include "api/names.h"
 #include "client/commands.h"
 #include "client/format.h"
-#include "client/job_spec.h"
 
 namespace kbench::client {
 namespace {
@@ -90,7 +89,7 @@ absl::StatusOr<v1::SeriesScope> ScopeOf(const ParsedArgs& args) {
   v1::SeriesScope s;
   s.set_op(args.Get("op"));
   s.set_variant(args.Get("variant"));
-  s.set_shape(SeriesShapeFilter(args.Get("shape")));
+  s.set_shape(args.Get("shape"));  // the coordinator resolves it
   s.set_gpu_model(args.Get("gpu"));
   if (args.Has("dtype")) {
     auto d = api::ParseDtype(args.Get("dtype"));

@@ -23,7 +23,6 @@
 #include "server/coordinator/health.h"
 #include "server/coordinator/ids.h"
 #include "server/coordinator/matching.h"
-#include "server/coordinator/series_shape.h"
 #include "server/store/result_columns.h"
 
 namespace kbench::server {
@@ -304,10 +303,7 @@ absl::StatusOr<HistoryOutcome> Coordinator::GetHistory(HistoryQuery query) {
         absl::StrCat("hot_batch: ", query.hot_batch, " is outside [0, ", api::kMaxHotBatch, "]"));
   if (query.limit <= 0) query.limit = kDefaultHistoryLimit;
   query.limit = std::min(query.limit, kMaxHistoryLimit);
-  if (!query.shape.empty()) {  // as submit takes it (derived dims left out), as the series are keyed
-    const absl::StatusOr<std::vector<v1::OpInfo>> ops = ListKernels(query.op);
-    query.shape = SeriesShapeOf(ops.ok() && !ops->empty() ? &ops->front() : nullptr, query.shape);
-  }
+  query.shape = SeriesShapeFor(query.op, query.shape);  // as submit takes it, as the series are keyed
   absl::StatusOr<std::vector<HistoryRow>> rows = store_->History(query);
   if (!rows.ok()) return rows.status();
   HistoryOutcome out;

@@ -156,6 +156,9 @@ class Coordinator {
   absl::Status PublishSnapshot();
 
  private:
+  // A history query's or series control's shape as its series are keyed (series_shape.h), resolved
+  // against the op's entry in the fleet's catalog where a worker lists it.
+  std::string SeriesShapeFor(absl::string_view op, absl::string_view shape);
   // The registration of the worker holding job's lease (from the fleet view unless it changed since);
   // null when it is no longer registered.
   absl::StatusOr<std::shared_ptr<const v1::WorkerInfo>> LeasingWorker(const v1::Job& job);

@@ -17,12 +17,14 @@ absl::StatusOr<v1::SeriesControl> Coordinator::SetSeriesControl(v1::SeriesContro
   if (control.kind() == v1::SERIES_STEP && control.at_unix_ms() == 0) control.set_at_unix_ms(now);
   // The scope's shape as the series are keyed (derived dims filled), so "4x256x512" covers the series
   // a submit of that shape made (4x256x512x64x4).
-  if (!control.scope().shape().empty()) {
-    const absl::StatusOr<std::vector<v1::OpInfo>> ops = ListKernels(control.scope().op());
-    control.mutable_scope()->set_shape(
-        SeriesShapeOf(ops.ok() && !ops->empty() ? &ops->front() : nullptr, control.scope().shape()));
-  }
+  control.mutable_scope()->set_shape(SeriesShapeFor(control.scope().op(), control.scope().shape()));
   return store_->InsertSeriesControl(control);
+}
+
+std::string Coordinator::SeriesShapeFor(absl::string_view op, absl::string_view shape) {
+  if (shape.empty()) return "";
+  const absl::StatusOr<std::vector<v1::OpInfo>> ops = ListKernels(op);
+  return SeriesShapeOf(ops.ok() && !ops->empty() ? &ops->front() : nullptr, shape);
 }
 
 absl::StatusOr<std::vector<v1::SeriesControl>> Coordinator::ListSeriesControls(absl::string_view op) {

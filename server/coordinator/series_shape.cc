@@ -12,14 +12,14 @@
 namespace kbench::server {
 
 std::string SeriesShapeOf(const v1::OpInfo* op, absl::string_view text) {
-  if (op == nullptr) return std::string(text);
   // Series shapes put flags after spaces, --shape after commas: either reads as the latter.
   std::vector<absl::string_view> parts = absl::StrSplit(text, absl::ByAnyChar(", "), absl::SkipWhitespace());
-  absl::StatusOr<v1::Problem> parsed = api::ParseShape(absl::StrJoin(parts, ","));
-  if (!parsed.ok()) return std::string(text);
-  absl::StatusOr<v1::Problem> resolved = api::ResolveShape(*op, *parsed);
-  if (!resolved.ok()) return std::string(text);
-  return SeriesShape(*resolved);
+  if (op != nullptr) {
+    absl::StatusOr<v1::Problem> parsed = api::ParseShape(absl::StrJoin(parts, ","));
+    absl::StatusOr<v1::Problem> resolved = parsed.ok() ? api::ResolveShape(*op, *parsed) : parsed.status();
+    if (resolved.ok()) return SeriesShape(*resolved);
+  }
+  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace kbench::server

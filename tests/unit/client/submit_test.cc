@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "client/commands.h"
-#include "client/job_spec.h"
 #include "fake_coordinator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -136,15 +135,6 @@ TEST_F(SubmitTest, FlagsMapToJobSpec) {
   EXPECT_EQ(spec.labels().at("git_sha"), "abc123");
   EXPECT_EQ(spec.labels().at("pr"), "42");
   EXPECT_EQ(fake.tokens.back(), "Bearer t0k");
-}
-
-// history and series name a shape as a series does: the flags after spaces.
-TEST(SeriesShapeFilter, TakesSubmitsFormAndTheSeriesForm) {
-  EXPECT_EQ(SeriesShapeFilter("8192x32x8x128,gptj"), "8192x32x8x128 gptj");
-  EXPECT_EQ(SeriesShapeFilter(" 1x4x2x96x160x128  causal "), "1x4x2x96x160x128 causal");
-  EXPECT_EQ(SeriesShapeFilter("256x1024,zero_rows, outliers"), "256x1024 zero_rows outliers");
-  EXPECT_EQ(SeriesShapeFilter("8192x4096"), "8192x4096");
-  EXPECT_EQ(SeriesShapeFilter(""), "");
 }
 
 TEST_F(SubmitTest, DefaultsLeaveSettingsZero) {

@@ -34,11 +34,19 @@ TEST(SeriesShape, EveryFormSubmitTakesBecomesTheSeriesForm) {
   EXPECT_EQ(SeriesShapeOf(&op, "4x256x512x7x9"), "4x256x512x7x9");
 }
 
-TEST(SeriesShape, WhatDoesNotResolveIsKeptAsGiven) {
+TEST(SeriesShape, WhatDoesNotResolveKeepsItsWordsFlagsAfterSpaces) {
   const v1::OpInfo op = Packed();
-  for (const char* text : {"4x256", "4x256x512 slow", "4x0x512", "M=4,N=256", "garbage", "4x256x512x64"})
+  for (const char* text : {"4x256", "4x256x512 slow", "4x0x512", "garbage", "4x256x512x64", ""})
     EXPECT_EQ(SeriesShapeOf(&op, text), text);
-  EXPECT_EQ(SeriesShapeOf(nullptr, "4x256x512"), "4x256x512");  // no worker lists the op
+  EXPECT_EQ(SeriesShapeOf(&op, "M=4,N=256"), "M=4 N=256");
+  EXPECT_EQ(SeriesShapeOf(&op, "4x256x512,slow"), "4x256x512 slow");
+  // No worker lists the op: submit's form still names a series' label.
+  EXPECT_EQ(SeriesShapeOf(nullptr, "4x256x512"), "4x256x512");
+  EXPECT_EQ(SeriesShapeOf(nullptr, "8192x32x8x128,gptj"), "8192x32x8x128 gptj");
+  EXPECT_EQ(SeriesShapeOf(nullptr, " 1x4x2x96x160x128  causal "), "1x4x2x96x160x128 causal");
+  EXPECT_EQ(SeriesShapeOf(nullptr, "256x1024,zero_rows, outliers"), "256x1024 zero_rows outliers");
+  EXPECT_EQ(SeriesShapeOf(nullptr, "8192x4096"), "8192x4096");
+  EXPECT_EQ(SeriesShapeOf(nullptr, ""), "");
 }
 
 }  // namespace
